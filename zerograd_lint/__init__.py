@@ -1,0 +1,31 @@
+"""zerograd-lint: find PyTorch training loops that clear gradients wrongly.
+
+    >>> from zerograd_lint import check_source
+    >>> [f.code for f in check_source(open("train.py").read(), "train.py")]  # doctest: +SKIP
+    ['ZG001']
+
+Importing this package is cheap: LibCST loads on the first `check_source` call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["check_source", "Finding", "Fix", "Edit", "SourceError", "__version__"]
+
+if TYPE_CHECKING:
+    from zerograd_lint.checker import check_source
+    from zerograd_lint.findings import Edit, Finding, Fix, SourceError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "check_source":
+        from zerograd_lint.checker import check_source
+
+        return check_source
+    if name in ("Finding", "Fix", "Edit", "SourceError"):
+        from zerograd_lint import findings
+
+        return getattr(findings, name)
+    raise AttributeError(f"module 'zerograd_lint' has no attribute {name!r}")

@@ -1,0 +1,447 @@
+"""What an expression refers to: a key for the object, its kind, and the models an optimizer holds.
+
+A *key* names one object for the analysis: `("optimizer",)` for a module global,
+`("train:opt",)` for a local of `train`, `("Trainer.self", "optimizer")` for an attribute of
+`self` in class `Trainer`, with `"[*]"` for "an element of". Aliases (`o = self.optimizer`,
+`for opt in optimizers`, a parameter bound at an inlined call) resolve to the key of what they
+alias, so two spellings of one optimizer meet in one gradient set.
+
+The *kind* of a key (optimizer, scheduler, DeepSpeed engine, ...) comes from how it was built
+(`torch.optim.Adam(...)`, `deepspeed.initialize(...)`), its annotation, or, failing both, from
+how it is named (`vocabulary.py`). The *links* of an optimizer are the keys of the modules and
+tensors whose parameters it was built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from zerograd_lint import vocabulary
+from zerograd_lint.scopes import ELEMENT, Binding, Path, Scope, dotted_name
+
+Key = tuple[str, ...]
+
+OPTIMIZER = "optimizer"
+ENGINE = "engine"  # DeepSpeed: its step() clears after stepping
+SCHEDULER = "scheduler"
+SCALER = "scaler"
+ACCELERATOR = "accelerator"
+ENV = "env"
+OTHER = "other"
+UNKNOWN = "unknown"
+
+_KEY_METHODS = frozenset({"parameters", "named_parameters", "optimizers", "module"})
+_PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model", "setup", "setup_optimizers", "setup_module"})
+_WRAPPERS = frozenset(
+    {"DDP", "DistributedDataParallel", "DataParallel", "FSDP", "FullyShardedDataParallel",
+     "compile", "to", "cuda", "cpu", "half", "float", "bfloat16", "unwrap_model", "fully_shard"}
+)
+_MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Info:
+    kind: str
+    links: frozenset[Key] = frozenset()
+    links_known: bool = False
+
+
+@dataclass(eq=False)
+class Frame:
+    """One active function: its scope, its parameters bound to the caller's keys, and `self`."""
+
+    scope: Scope
+    subst: dict[str, list[Key]] = field(default_factory=dict)
+    parent: Frame | None = None
+    cls: Scope | None = None
+    locals: dict[str, list[Key]] = field(default_factory=dict)
+
+    def child_locals(self, extra: dict[str, list[Key]]) -> Frame:
+        return Frame(self.scope, self.subst, self.parent, self.cls, {**self.locals, **extra})
+
+
+def self_key(cls: Scope) -> Key:
+    return (f"{cls.qualname}.self",)
+
+
+def last_name(key: Key) -> str:
+    for part in reversed(key):
+        if part.startswith("["):
+            continue
+        part = part.removesuffix("()")
+        return part.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    return ""
+
+
+def is_prefix(a: Key, b: Key) -> bool:
+    return len(a) <= len(b) and b[: len(a)] == a
+
+
+def related(a: Key, b: Key) -> bool:
+    """One object contains the other (`model` and `model.encoder`)."""
+    return is_prefix(a, b) or is_prefix(b, a)
+
+
+class Resolver:
+    """Keys, kinds and links, memoised for one module."""
+
+    def __init__(self, scopes: dict[cst.CSTNode, Scope]) -> None:
+        self.scopes = scopes
+        self._values: dict[Key, list[tuple[Binding, Frame]]] = {}
+        self._info: dict[Key, Info] = {}
+        self._instance: dict[Key, Scope | None] = {}
+
+    # ---------------------------------------------------------------- keys
+
+    def keys(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> list[Key]:
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.Name):
+            return self._name_keys(expr.value, frame, depth)
+        if isinstance(expr, cst.Attribute):
+            return [k + (expr.attr.value,) for k in self.keys(expr.value, frame, depth + 1)]
+        if isinstance(expr, cst.Subscript):
+            index = "[*]"
+            if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+                value = expr.slice[0].slice.value
+                if isinstance(value, cst.Integer):
+                    index = f"[{value.value}]"
+            return [k + (index,) for k in self.keys(expr.value, frame, depth + 1)]
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in _KEY_METHODS and not expr.args:
+                return [k + (f"{method}()",) for k in self.keys(expr.func.value, frame, depth + 1)]
+            if method in _PREPARE_METHODS and len(expr.args) == 1:
+                return self.keys(expr.args[0].value, frame, depth + 1)
+        return []
+
+    def frame_for(self, scope: Scope, frame: Frame) -> Frame:
+        f: Frame | None = frame
+        while f is not None:
+            if f.scope is scope:
+                return f
+            f = f.parent
+        cls = scope.enclosing_class()
+        return Frame(scope, cls=cls)
+
+    def _name_keys(self, name: str, frame: Frame, depth: int) -> list[Key]:
+        if name in frame.locals:
+            return frame.locals[name]
+        found = frame.scope.lookup(name)
+        if found is None:
+            return [(name,)]
+        scope, bindings = found
+        owner = self.frame_for(scope, frame)
+        if name in owner.subst:
+            return owner.subst[name]
+        if scope.kind == "function" and name == scope.self_name and owner.cls is not None:
+            return [self_key(owner.cls)]
+        local: Key = (f"{scope.qualname}:{name}",) if scope.kind == "function" else (name,)
+        result: list[Key] = []
+        needs_local = False
+        for binding in bindings:
+            if binding.is_param or binding.value is None:
+                needs_local = True
+                continue
+            aliased = self.value_keys(binding.value, binding.path, owner, depth + 1)
+            if aliased and local not in aliased:
+                result.extend(k for k in aliased if k not in result)
+            else:
+                needs_local = True
+        if needs_local or not result:
+            self._values.setdefault(local, [])
+            for binding in bindings:
+                entry = (binding, owner)
+                if all(b is not binding for b, _ in self._values[local]):
+                    self._values[local].append(entry)
+            result.append(local)
+        return result
+
+    def value_keys(self, value: cst.BaseExpression, path: Path, frame: Frame, depth: int = 0) -> list[Key]:
+        """Keys of the part `path` of `value`, when that part is an alias of something with a key."""
+        if depth > _MAX_DEPTH:
+            return []
+        if not path:
+            return self.keys(value, frame, depth + 1)
+        head, rest = path[0], path[1:]
+        if head == ELEMENT:
+            if isinstance(value, cst.Call):
+                callee = dotted_name(value.func) or ""
+                args = [a.value for a in value.args if a.keyword is None]
+                if callee == "enumerate" and args and rest[:1] == (1,):
+                    return self.value_keys(args[0], (ELEMENT,) + rest[1:], frame, depth + 1)
+                if callee == "zip" and rest and isinstance(rest[0], int) and rest[0] < len(args):
+                    return self.value_keys(args[rest[0]], (ELEMENT,) + rest[1:], frame, depth + 1)
+                if callee.endswith(("named_parameters", "named_modules", "items")) and rest[:1] == (1,):
+                    base = self.keys(value, frame, depth + 1) or (
+                        [k + ("parameters()",) for k in self.keys(value.func.value, frame, depth + 1)]
+                        if isinstance(value.func, cst.Attribute) else []
+                    )
+                    return [k + ("[*]",) for k in base]
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                out: list[Key] = []
+                for element in value.elements:
+                    for k in self.value_keys(element.value, rest, frame, depth + 1):
+                        if k not in out:
+                            out.append(k)
+                return out
+            base = self.keys(value, frame, depth + 1)
+            return [self._append_path(k + ("[*]",), rest) for k in base]
+        assert isinstance(head, int)
+        if isinstance(value, (cst.Tuple, cst.List)) and head < len(value.elements):
+            return self.value_keys(value.elements[head].value, rest, frame, depth + 1)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value in _PREPARE_METHODS and head < len(value.args):
+                return self.value_keys(value.args[head].value, rest, frame, depth + 1)
+        base = self.keys(value, frame, depth + 1)
+        return [self._append_path(k, path) for k in base]
+
+    @staticmethod
+    def _append_path(key: Key, path: Path) -> Key:
+        return key + tuple("[*]" if p == ELEMENT else f"[{p}]" for p in path)
+
+    # ---------------------------------------------------------------- names of callees
+
+    def qualified(self, expr: cst.BaseExpression, frame: Frame) -> str:
+        """The dotted callee with imports resolved: `optim.Adam` -> `torch.optim.Adam`."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            if isinstance(expr, cst.Attribute):
+                return "?." + expr.attr.value
+            return "?"
+        head, _, tail = dotted.partition(".")
+        origin = frame.scope.lookup_import(head)
+        if origin is not None and frame.scope.lookup(head) is None:
+            return f"{origin}.{tail}" if tail else origin
+        return dotted
+
+    # ---------------------------------------------------------------- classes and instances
+
+    def instance_class(self, key: Key) -> Scope | None:
+        """The class defined in this module whose instance `key` is, if any."""
+        if key in self._instance:
+            return self._instance[key]
+        self._instance[key] = None
+        result = None
+        if len(key) == 1 and key[0].endswith(".self"):
+            qual = key[0].removesuffix(".self")
+            result = next((s for s in self.scopes.values() if s.kind == "class" and s.qualname == qual), None)
+        else:
+            for binding, frame in self._values.get(key, []):
+                if isinstance(binding.value, cst.Call) and not binding.path:
+                    name = dotted_name(binding.value.func)
+                    if name and "." not in name:
+                        result = frame.scope.lookup_class(name)
+                        if result:
+                            break
+        self._instance[key] = result
+        return result
+
+    def class_chain(self, cls: Scope) -> list[Scope]:
+        """The class and its bases defined in the same module, in method resolution order."""
+        chain, todo = [], [cls]
+        while todo:
+            current = todo.pop(0)
+            if current in chain:
+                continue
+            chain.append(current)
+            parent = current.parent or current
+            for base in current.bases:
+                found = parent.lookup_class(base.rsplit(".", 1)[-1])
+                if found is not None:
+                    todo.append(found)
+        return chain
+
+    def method(self, cls: Scope, name: str) -> tuple[Scope, cst.FunctionDef] | None:
+        for klass in self.class_chain(cls):
+            if name in klass.functions:
+                return klass, klass.functions[name]
+        return None
+
+    def _attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
+        if len(key) != 2:
+            return []
+        cls = self.instance_class(key[:1])
+        if cls is None:
+            return []
+        values = []
+        for klass in self.class_chain(cls):
+            for binding, method_scope in klass.self_attrs.get(key[1], []):
+                values.append((binding, Frame(method_scope, cls=cls)))
+        return values
+
+    # ---------------------------------------------------------------- kinds and links
+
+    def info(self, key: Key) -> Info:
+        if key not in self._info:
+            self._info[key] = Info(UNKNOWN)  # cycle guard
+            self._info[key] = self._compute_info(key)
+        return self._info[key]
+
+    def _compute_info(self, key: Key) -> Info:
+        kinds: list[str] = []
+        links: set[Key] = set()
+        known = False
+        for binding, frame in self._values.get(key, []) + self._attr_values(key):
+            if binding.annotation is not None:
+                kinds.append(_kind_of_annotation(dotted_name(binding.annotation) or ""))
+            if binding.value is not None:
+                kind, found = self._kind_of_value(binding.value, binding.path, frame)
+                kinds.append(kind)
+                if found is not None:
+                    known = True
+                    links |= found
+        for kind in (OPTIMIZER, ENGINE, SCALER, ACCELERATOR, SCHEDULER, ENV):
+            if kind in kinds:
+                return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER)
+        name = last_name(key)
+        if vocabulary.reads_as_not_optimizer(name):
+            return Info(SCHEDULER if "sched" in name.lower() else OTHER)
+        if vocabulary.reads_as_optimizer(name):
+            return Info(OPTIMIZER)
+        if name.lower() in ("engine", "model_engine", "ds_engine", "deepspeed_engine"):
+            return Info(ENGINE)
+        if name.lower() in ("scaler", "grad_scaler", "amp_scaler"):
+            return Info(SCALER)
+        if name.lower() in ("accelerator", "fabric"):
+            return Info(ACCELERATOR)
+        return Info(OTHER if kinds else UNKNOWN)
+
+    def _kind_of_value(self, value: cst.BaseExpression, path: Path, frame: Frame) -> tuple[str, set[Key] | None]:
+        if isinstance(value, cst.IfExp):
+            for branch in (value.body, value.orelse):
+                kind, links = self._kind_of_value(branch, path, frame)
+                if kind != UNKNOWN:
+                    return kind, links
+            return UNKNOWN, None
+        if isinstance(value, cst.BooleanOperation):
+            return self._kind_of_value(value.right, path, frame)
+        if not isinstance(value, cst.Call):
+            return UNKNOWN, None
+        callee = self.qualified(value.func, frame)
+        last = callee.rsplit(".", 1)[-1]
+        if callee.endswith("deepspeed.initialize") or callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize")):
+            return {(0,): ENGINE, (1,): OPTIMIZER}.get(path[:1], OTHER), None
+        if vocabulary.is_scheduler_callee(last, callee):
+            return SCHEDULER, None
+        if last in ("optimizers",) and isinstance(value.func, cst.Attribute):
+            return OPTIMIZER, None  # Lightning's self.optimizers()
+        if vocabulary.is_optimizer_callee(last, callee):
+            return OPTIMIZER, self._optimizer_links(value, last, frame)
+        if last in ("GradScaler", "ShardedGradScaler"):
+            return SCALER, None
+        if last in ("Accelerator", "Fabric"):
+            return ACCELERATOR, None
+        if last in vocabulary.ENV_FACTORIES and callee.split(".")[0] in ("gym", "gymnasium", "envs"):
+            return ENV, None
+        if last.endswith("Env"):
+            return ENV, None
+        return OTHER, None
+
+    def _optimizer_links(self, call: cst.Call, last: str, frame: Frame) -> set[Key] | None:
+        if last in vocabulary.OPTIMIZER_CLASSES:
+            args = [a.value for a in call.args if a.keyword is None][:1]
+            args += [a.value for a in call.args if a.keyword and a.keyword.value in ("params", "model", "module")]
+        else:  # a factory: every argument, and the receiver of a method (model.configure_optimizers())
+            args = [a.value for a in call.args]
+            if isinstance(call.func, cst.Attribute) and not isinstance(call.func.value, cst.Name) or (
+                isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                and frame.scope.lookup_import(call.func.value.value) is None
+            ):
+                args.append(call.func.value)
+        links: set[Key] = set()
+        for arg in args:
+            links |= self.link_roots(arg, frame)
+        return links or None
+
+    def link_roots(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> set[Key]:
+        """Keys of the modules or tensors whose parameters `expr` is made of."""
+        if depth > 6:
+            return set()
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parameters", "named_parameters"):
+                return set(self.keys(expr.func.value, frame))
+            out: set[Key] = set()
+            for arg in expr.args:
+                out |= self.link_roots(arg.value, frame, depth + 1)
+            if isinstance(expr.func, cst.Attribute):
+                out |= self.link_roots(expr.func.value, frame, depth + 1)
+            return out
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            out = set()
+            for element in expr.elements:
+                out |= self.link_roots(element.value, frame, depth + 1)
+            return out
+        if isinstance(expr, cst.Dict):
+            out = set()
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    out |= self.link_roots(element.value, frame, depth + 1)
+            return out
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            out = set()
+            comp: cst.CompFor | None = expr.for_in
+            while comp is not None:
+                out |= self.link_roots(comp.iter, frame, depth + 1)
+                comp = comp.inner_for_in
+            return out
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+            keys = self.keys(expr, frame)
+            out = {_strip_elements(k) for k in keys}
+            for key in keys:
+                for binding, owner in self._values.get(key, []):
+                    if binding.value is not None and not binding.is_param:
+                        out |= self.link_roots(binding.value, owner, depth + 1)
+            return out
+        return set()
+
+    def expand(self, keys: set[Key]) -> set[Key]:
+        """Add what wrappers wrap: `ddp = DDP(model)` makes `ddp` and `model` one module."""
+        out = set(keys)
+        todo = list(keys)
+        while todo:
+            key = todo.pop()
+            for binding, frame in self._values.get(key, []):
+                value = binding.value
+                if not isinstance(value, cst.Call) or binding.path:
+                    continue
+                last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+                inner: list[Key] = []
+                if last in _WRAPPERS:
+                    if isinstance(value.func, cst.Attribute) and last in ("to", "cuda", "cpu", "half", "float", "bfloat16"):
+                        inner = self.keys(value.func.value, frame)
+                    elif value.args:
+                        inner = self.keys(value.args[0].value, frame)
+                for k in inner:
+                    if k not in out:
+                        out.add(k)
+                        todo.append(k)
+        return out
+
+
+def _strip_elements(key: Key) -> Key:
+    """`model.parameters()[*]` -> `model`: the object the parameters belong to."""
+    parts = list(key)
+    while parts and (parts[-1].startswith("[") or parts[-1] in ("parameters()", "named_parameters()")):
+        parts.pop()
+    return tuple(parts) if parts else key
+
+
+param_root = _strip_elements
+
+
+def _kind_of_annotation(text: str) -> str:
+    last = text.rsplit(".", 1)[-1]
+    if "Scheduler" in last or last.endswith("LR"):
+        return SCHEDULER
+    if "Optim" in last or last in vocabulary.OPTIMIZER_CLASSES:
+        return OPTIMIZER
+    if last in ("GradScaler", "ShardedGradScaler"):
+        return SCALER
+    if last in ("Accelerator", "Fabric"):
+        return ACCELERATOR
+    if last in ("DeepSpeedEngine",):
+        return ENGINE
+    return OTHER

@@ -1,0 +1,650 @@
+"""The control-flow graph of one analysed function, reduced to what gradients care about.
+
+Nodes are gradient events (from `events.py`), branch facts (from `conditions.py`), loop back
+edges and plain joins. Calls to functions of the same module are inlined at their call site
+(recursion and depth are bounded), so a helper that steps or clears is seen in the caller's loop.
+
+Structure handled: if/elif/else, for/async for/while with else, break, continue, return,
+raise, try/except/else/finally (finally runs on every exit), with (Accelerate's
+`accumulate()` gates the optimizer's step and zero_grad), match, comprehensions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from zerograd_lint import events as ev
+from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name
+from zerograd_lint.conditions import Fact, FactMaker
+from zerograd_lint.scopes import ELEMENT, Scope, dotted_name
+
+MAX_INLINE_DEPTH = 8
+MAX_NODES = 20_000
+
+# node operations
+NOP = "nop"
+EVENT = "event"
+ASSUME = "assume"
+KILL = "kill"
+SHIFT = "shift"
+ENTER = "enter"  # a loop is entered from outside
+BACK = "back"
+
+
+class TooComplex(Exception):
+    """The function is too large to analyse within the node budget."""
+
+
+@dataclass(frozen=True)
+class Site:
+    line: int
+    column: int  # 0-based
+    text: str
+
+
+@dataclass
+class Loop:
+    id: int
+    keyword: str  # "for", "while", "def" (a per-batch callback), "step" (step(closure))
+    line: int
+    column: int  # 0-based, at the keyword
+    length: int  # of the keyword
+    parent: int | None
+    counters: frozenset[str] = frozenset()  # names that advance by one per iteration
+    node: cst.CSTNode | None = None
+
+
+@dataclass
+class Graph:
+    ops: list[str] = field(default_factory=list)
+    args: list[object] = field(default_factory=list)
+    succ: list[list[int]] = field(default_factory=list)
+    loops_of: list[tuple[int, ...]] = field(default_factory=list)
+    sites: list[Site | None] = field(default_factory=list)
+    loops: list[Loop] = field(default_factory=list)
+    entry: int = 0
+
+    def add(self, op: str, arg: object, loops: tuple[int, ...], site: Site | None = None) -> int:
+        if len(self.ops) >= MAX_NODES:
+            raise TooComplex
+        self.ops.append(op)
+        self.args.append(arg)
+        self.succ.append([])
+        self.loops_of.append(loops)
+        self.sites.append(site)
+        return len(self.ops) - 1
+
+
+@dataclass(frozen=True)
+class EventNode:
+    event: ev.Event
+    gate: Fact | None = None  # inside accelerator.accumulate(): runs only when the fact holds
+    recovery: bool = False  # inside an exception handler: a deliberate discard, never ZG003
+
+
+class _Ctx:
+    """A jump target on the builder's stack."""
+
+
+@dataclass
+class _LoopCtx(_Ctx):
+    breaks: list[int] = field(default_factory=list)
+    continues: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _FunctionCtx(_Ctx):
+    returns: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _FinallyCtx(_Ctx):
+    body: cst.BaseSuite
+
+
+@dataclass
+class _TryCtx(_Ctx):
+    raises: list[int] = field(default_factory=list)
+
+
+class _Calls(cst.CSTVisitor):
+    """Calls of an expression in evaluation order, with comprehension targets bound."""
+
+    def __init__(self, builder: Builder, frame: Frame) -> None:
+        self.builder = builder
+        self.frames = [frame]
+        self.found: list[tuple[cst.Call, Frame]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _comprehension(self, node) -> bool:
+        frame = self.frames[-1]
+        extra: dict = {}
+        comp = node.for_in
+        while comp is not None:
+            inner = frame.child_locals(extra)
+            for name, path in _target_paths(comp.target):
+                extra[name] = self.builder.resolver.value_keys(comp.iter, (ELEMENT,) + path, inner)
+            comp = comp.inner_for_in
+        self.frames.append(frame.child_locals(extra))
+        return True
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def _leave_comprehension(self, original_node) -> None:
+        self.frames.pop()
+
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.found.append((original_node, self.frames[-1]))
+
+
+def _runs(iterable: cst.BaseExpression) -> bool:
+    """`range(3)`, `range(1, 5)`, a non-empty literal: the loop body runs at least once."""
+    if isinstance(iterable, (cst.List, cst.Tuple)):
+        return bool(iterable.elements)
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range":
+        bounds = [a.value for a in iterable.args]
+        if all(isinstance(b, cst.Integer) for b in bounds) and 1 <= len(bounds) <= 2:
+            values = [int(b.value, 0) for b in bounds]
+            return (values[-1] - (values[0] if len(values) == 2 else 0)) > 0
+    return False
+
+
+def _target_paths(target: cst.BaseExpression, path: tuple = ()):
+    if isinstance(target, cst.Name):
+        yield target.value, path
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for i, element in enumerate(target.elements):
+            yield from _target_paths(element.value, path + (i,))
+
+
+def _target_names(target: cst.BaseExpression) -> frozenset[str]:
+    return frozenset(name for name, _ in _target_paths(target))
+
+
+def _assigned_names(target: cst.BaseExpression) -> frozenset[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for element in target.elements:
+            out |= _assigned_names(element.value)
+        return frozenset(out)
+    name = dotted_name(target)
+    if name:
+        return frozenset({name})
+    if isinstance(target, cst.Subscript):
+        return _assigned_names(target.value)
+    return frozenset()
+
+
+class Builder:
+    def __init__(self, module: cst.Module, resolver: Resolver, positions, classifier: ev.Classifier) -> None:
+        self.module = module
+        self.resolver = resolver
+        self.positions = positions
+        self.classifier = classifier
+        self.facts = FactMaker(module)
+        self.inlined: set[cst.FunctionDef] = set()
+
+    # ---------------------------------------------------------------- entry points
+
+    def build(self, body: cst.CSTNode, frame: Frame, callback: cst.FunctionDef | None = None) -> Graph:
+        """The graph of a module body or a function; `callback` wraps it in a per-batch loop."""
+        self.graph = Graph()
+        self.loops: tuple[int, ...] = ()
+        function = _FunctionCtx()
+        self.ctx: list[_Ctx] = [function]
+        self.frames = [frame]
+        self.gate: Fact | None = None
+        self.handlers = 0
+        self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
+        start = self.graph.add(NOP, None, ())
+        self.preds = [start]
+        if callback is not None:
+            pos = self.positions[callback]
+            offset = 6 if callback.asynchronous else 0
+            loop = self._new_loop("def", pos.start.line, pos.start.column + offset, 3, callback, frozenset())
+
+            def batch() -> None:  # one call of the callback: `return` ends the iteration
+                self.block(body)
+                self.preds += function.returns
+                function.returns.clear()
+
+            self._loop_body(loop, batch, infinite=True)
+        else:
+            self.block(body)
+        return self.graph
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    # ---------------------------------------------------------------- nodes
+
+    def emit(self, op: str, arg: object = None, site: Site | None = None) -> int:
+        node = self.graph.add(op, arg, self.loops, site)
+        for p in self.preds:
+            self.graph.succ[p].append(node)
+        self.preds = [node]
+        return node
+
+    def site(self, node: cst.CSTNode) -> Site:
+        pos: CodeRange = self.positions[node]
+        text = self.module.code_for_node(node)
+        text = " ".join(text.split())
+        if len(text) > 60 and isinstance(node, cst.Call):
+            text = self.module.code_for_node(node.func) + "(...)"
+        return Site(pos.start.line, pos.start.column, text)
+
+    def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters) -> Loop:
+        parent = self.loops[-1] if self.loops else None
+        loop = Loop(len(self.graph.loops), keyword, line, column, length, parent, counters, node)
+        self.graph.loops.append(loop)
+        return loop
+
+    def _loop_body(
+        self, loop: Loop, body, infinite: bool, test: cst.BaseExpression | None = None, at_least_once: bool = False
+    ) -> list[int]:
+        """Head, body, back edge; leaves normally through `self.preds`, returns the breaks."""
+        self.emit(ENTER, loop.id)
+        head = self.emit(NOP)
+        outer_loops = self.loops
+        self.loops = outer_loops + (loop.id,)
+        ctx = _LoopCtx()
+        self.ctx.append(ctx)
+        if test is not None:
+            self.expr(test)
+            self.assume(test, True)
+        body()
+        self.preds += ctx.continues
+        back = self.emit(BACK, loop.id)
+        self.graph.succ[back].append(head)
+        self.ctx.pop()
+        self.loops = outer_loops
+        exits: list[int] = []
+        if not infinite:
+            self.preds = [back] if at_least_once else [head]
+            if test is not None:
+                self.expr(test)
+                self.assume(test, False)
+            exits = self.preds
+        self.preds = exits
+        return ctx.breaks
+
+    def assume(self, test: cst.BaseExpression, truth: bool) -> None:
+        for fact, value in self.facts.facts(test, truth):
+            self.emit(ASSUME, (fact, value))
+
+    # ---------------------------------------------------------------- expressions and calls
+
+    def expr(self, node: cst.CSTNode | None) -> None:
+        if node is None:
+            return
+        calls = _Calls(self, self.frame)
+        node.visit(calls)
+        for call, frame in calls.found:
+            self.frames.append(frame)
+            try:
+                self.actions(self.classifier.classify_call(call, frame), call)
+            finally:
+                self.frames.pop()
+
+    def actions(self, actions: list[ev.Action], node: cst.CSTNode) -> None:
+        for action in actions:
+            if isinstance(action, ev.Event):
+                self.event(action, node)
+            elif isinstance(action, ev.Inline):
+                self.inline(action)
+            else:
+                self.step_with_closure(action, node)
+
+    def event(self, event: ev.Event, node: cst.CSTNode) -> None:
+        gate = None
+        if self.gate is not None and event.op in (ev.STEP, ev.CLEAR):
+            gate = self.gate
+        self.emit(EVENT, EventNode(event, gate, self.handlers > 0), self.site(node))
+
+    def inline(self, action: ev.Inline) -> None:
+        if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH:
+            return
+        self.inlined.add(action.func)
+        parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)
+        frame = Frame(action.scope, action.subst, parent, action.cls)
+        self.stack.append(action.func)
+        self.frames.append(frame)
+        saved_ctx = self.ctx
+        function = _FunctionCtx()
+        self.ctx = [function]
+        try:
+            self.block(action.func.body)
+            self.preds += function.returns
+        finally:
+            self.ctx = saved_ctx
+            self.frames.pop()
+            self.stack.pop()
+
+    def step_with_closure(self, action: ev.StepWithClosure, call: cst.CSTNode) -> None:
+        """LBFGS and friends evaluate the closure, step, and may evaluate it again."""
+        site = self.site(call)
+        if self.loops:
+            anchor = self.graph.loops[self.loops[-1]]
+            loop = self._new_loop("step", anchor.line, anchor.column, anchor.length, anchor.node, frozenset())
+        else:
+            loop = self._new_loop("step", site.line, site.column, len(site.text), call, frozenset())
+
+        def body() -> None:
+            closure = action.closure
+            if isinstance(closure, cst.Lambda):
+                self.expr(closure.body)
+            elif closure not in self.stack:
+                self.inline(ev.Inline(closure, action.scope, {}, self.frame.cls))
+            self.event(ev.Event(ev.STEP, action.keys), call)
+
+        self._loop_body(loop, body, infinite=True)
+        # leaving: after any step
+        step_node = len(self.graph.ops) - 2  # the step event precedes the back edge
+        self.preds = [step_node]
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, body) -> None:
+        statements = body.body if isinstance(body, (cst.IndentedBlock, cst.Module)) else [body]
+        if isinstance(body, cst.SimpleStatementSuite):
+            statements = [body]
+        for statement in statements:
+            if not self.preds:
+                return  # unreachable
+            self.statement(statement)
+
+    def statement(self, node: cst.CSTNode) -> None:
+        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        if method is not None:
+            method(node)
+
+    def stmt_SimpleStatementLine(self, node) -> None:
+        for small in node.body:
+            if not self.preds:
+                return
+            self.small(small)
+
+    stmt_SimpleStatementSuite = stmt_SimpleStatementLine
+
+    def small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Expr):
+            self.expr(node.value)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign)):
+            self.expr(node.value)
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                self.actions(self.classifier.classify_assign(target, node.value, self.frame), node)
+                self._kill(_assigned_names(target))
+        elif isinstance(node, cst.AugAssign):
+            self.expr(node.value)
+            self.actions(self.classifier.classify_augassign(node, self.frame), node)
+            name = dotted_name(node.target)
+            if name and isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Integer):
+                self.emit(SHIFT, name)
+            else:
+                self._kill(_assigned_names(node.target))
+        elif isinstance(node, cst.Del):
+            self.actions(self.classifier.classify_assign(node.target, None, self.frame), node)
+        elif isinstance(node, cst.Return):
+            self.expr(node.value)
+            self.jump(_FunctionCtx)
+        elif isinstance(node, cst.Raise):
+            self.expr(node.exc)
+            self.jump(_TryCtx)
+        elif isinstance(node, cst.Break):
+            self.jump(_LoopCtx, "breaks")
+        elif isinstance(node, cst.Continue):
+            self.jump(_LoopCtx, "continues")
+        elif isinstance(node, cst.Assert):
+            self.expr(node.test)
+
+    def _kill(self, names: frozenset[str]) -> None:
+        if names:
+            self.emit(KILL, names)
+
+    def jump(self, target: type, attr: str = "returns") -> None:
+        """break/continue/return/raise: run the finally blocks on the way, then leave."""
+        for index in range(len(self.ctx) - 1, -1, -1):
+            ctx = self.ctx[index]
+            if isinstance(ctx, _FinallyCtx):
+                saved = self.ctx
+                self.ctx = self.ctx[:index]
+                self.block(ctx.body)
+                self.ctx = saved
+            elif isinstance(ctx, target):
+                getattr(ctx, "raises" if target is _TryCtx else attr).extend(self.preds)
+                break
+            elif isinstance(ctx, _FunctionCtx):
+                break  # an exception leaving the function: the path ends here
+        self.preds = []
+
+    def stmt_If(self, node: cst.If) -> None:
+        self.expr(node.test)
+        before = self.preds
+        self.assume(node.test, True)
+        self.block(node.body)
+        after = self.preds
+        self.preds = before
+        self.assume(node.test, False)
+        if isinstance(node.orelse, cst.If):
+            self.stmt_If(node.orelse)
+        elif isinstance(node.orelse, cst.Else):
+            self.block(node.orelse.body)
+        self.preds = after + self.preds
+
+    def stmt_For(self, node: cst.For) -> None:
+        self.expr(node.iter)
+        if self._is_collection_loop(node):
+            self.flat(node.body)
+            return
+        targets = _target_names(node.target)
+        self._kill(targets)
+        pos = self.positions[node]
+        column = pos.start.column
+        if node.asynchronous is not None:
+            column += len("async") + len(node.asynchronous.whitespace_after.value)
+        loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
+        breaks = self._loop_body(loop, lambda: self.block(node.body), False, at_least_once=_runs(node.iter))
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        self.preds += breaks
+
+    def stmt_While(self, node: cst.While) -> None:
+        pos = self.positions[node]
+        loop = self._new_loop("while", pos.start.line, pos.start.column, 5, node, frozenset())
+        test = node.test
+        infinite = isinstance(test, (cst.Name, cst.Integer)) and getattr(test, "value", None) in ("True", "1")
+        breaks = self._loop_body(loop, lambda: self.block(node.body), infinite, None if infinite else test)
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        self.preds += breaks
+
+    def stmt_Try(self, node) -> None:
+        final = _FinallyCtx(node.finalbody.body) if node.finalbody else None
+        if final:
+            self.ctx.append(final)
+        try_ctx = _TryCtx()
+        self.ctx.append(try_ctx)
+        sources: list[int] = []
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+        for statement in body:
+            sources += self.preds
+            if not self.preds:
+                break
+            self.statement(statement)
+        sources += self.preds + try_ctx.raises
+        self.ctx.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        exits = self.preds
+        self.handlers += 1
+        for handler in node.handlers:
+            self.preds = list(dict.fromkeys(sources))
+            self.block(handler.body)
+            exits = exits + self.preds
+        self.handlers -= 1
+        self.preds = exits
+        if final:
+            self.ctx.pop()
+            if self.preds:
+                self.block(final.body)
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_With(self, node: cst.With) -> None:
+        gate = None
+        for item in node.items:
+            self.expr(item.item)
+            gate = gate or self._accumulate_gate(item.item)
+        if gate is None:
+            self.block(node.body)
+            return
+        self._kill(gate.names)
+        before = self.preds
+        self.preds = before
+        self.emit(ASSUME, (gate, True))
+        synced = self.preds
+        self.preds = before
+        self.emit(ASSUME, (gate, False))
+        self.preds = synced + self.preds
+        saved, self.gate = self.gate, gate
+        self.block(node.body)
+        self.gate = saved
+
+    def _accumulate_gate(self, item: cst.BaseExpression) -> Fact | None:
+        """`with accelerator.accumulate(model):` gates the prepared optimizers' step and zero_grad."""
+        if not (isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute)):
+            return None
+        if item.func.attr.value != "accumulate":
+            return None
+        keys = self.resolver.keys(item.func.value, self.frame)
+        if not any(self.resolver.info(k).kind == ACCELERATOR or "accelerat" in last_name(k) for k in keys):
+            return None
+        receiver = dotted_name(item.func.value) or "accelerator"
+        return self.facts.named(f"{receiver}.sync_gradients")
+
+    def stmt_Match(self, node) -> None:
+        self.expr(node.subject)
+        before = self.preds
+        exits: list[int] = []
+        irrefutable = False
+        for case in node.cases:
+            self.preds = before
+            self.expr(case.guard)
+            self.block(case.body)
+            exits += self.preds
+            pattern = case.pattern
+            if case.guard is None and isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
+                irrefutable = True
+        self.preds = exits + ([] if irrefutable else before)
+
+    def stmt_IndentedBlock(self, node) -> None:
+        self.block(node)
+
+    # ---------------------------------------------------------------- loops over collections
+
+    def _is_collection_loop(self, node: cst.For) -> bool:
+        """`for p in model.parameters(): p.grad = None`, `for opt in optimizers: opt.step()`.
+
+        Such a loop applies one operation to every element of a collection: it is one event, not
+        a loop of the training, and it runs for every element (no "zero iterations" path).
+        """
+        names = _target_names(node.target)
+        if not names:
+            return False
+        collector = _Collector(self, names)
+        node.body.visit(collector)
+        return collector.gradient_ops > 0 and collector.ok
+
+    def flat(self, body: cst.BaseSuite) -> None:
+        """Emit the events of a collection loop's body once, in source order, ignoring branches."""
+        collector = _Collector(self, frozenset())
+        body.visit(collector)
+        for actions, node, frame in collector.actions:
+            self.frames.append(frame)
+            try:
+                self.actions(actions, node)
+            finally:
+                self.frames.pop()
+
+
+class _Collector(cst.CSTVisitor):
+    """Classify every call and assignment of a loop body, ignoring control flow."""
+
+    def __init__(self, builder: Builder, targets: frozenset[str]) -> None:
+        self.builder = builder
+        self.targets = targets
+        self.actions: list[tuple[list[ev.Action], cst.CSTNode, Frame]] = []
+        self.gradient_ops = 0
+        self.ok = True
+
+    def _record(self, actions: list[ev.Action], node: cst.CSTNode, frame: Frame) -> None:
+        if not actions:
+            return
+        self.actions.append((actions, node, frame))
+        for action in actions:
+            if not isinstance(action, ev.Event) or action.op in (ev.ACC, ev.UPDATE):
+                self.ok = False
+            elif action.op in (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR):
+                self.gradient_ops += 1
+                if self.targets and not _mentions(node, self.targets):
+                    self.ok = False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        b = self.builder
+        frame = b.frame
+        for small in node.body:
+            calls = _Calls(b, frame)
+            small.visit(calls)
+            for call, call_frame in calls.found:
+                self._record(b.classifier.classify_call(call, call_frame), call, call_frame)
+            if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:
+                    self._record(b.classifier.classify_assign(target, small.value, frame), small, frame)
+            elif isinstance(small, cst.AugAssign):
+                self._record(b.classifier.classify_augassign(small, frame), small, frame)
+            elif isinstance(small, cst.Del):
+                self._record(b.classifier.classify_assign(small.target, None, frame), small, frame)
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        self._test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._test(node.iter)
+
+    def _test(self, expr: cst.BaseExpression) -> None:
+        calls = _Calls(self.builder, self.builder.frame)
+        expr.visit(calls)
+        for call, frame in calls.found:
+            self._record(self.builder.classifier.classify_call(call, frame), call, frame)
+
+
+def _mentions(node: cst.CSTNode, names: frozenset[str]) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            found = found or name.value in names
+
+    node.visit(Finder())
+    return found

@@ -1,0 +1,159 @@
+"""Branch conditions as facts, so two tests of one condition in one iteration agree.
+
+`if (i + 1) % k == 0: opt.step()` followed later by `if (i + 1) % k == 0: opt.zero_grad()` can
+only take both branches or neither; without this the analysis would also walk the impossible
+path that steps without clearing. Facts are keyed by the condition's normalised source text.
+
+Counter windows get one more rule: `(E + 1) % K == 0` in one iteration is `E % K == 0` in the
+next, once `E` advances by one (a `for` target at the back edge, or `E += 1`). That keeps the
+classic "clear at the start of a window, step at its end" loop quiet.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: tuple
+    names: frozenset[str]  # dotted names the condition reads
+    stable: bool  # may survive a loop's back edge (no call, no subscript)
+
+    @property
+    def counter(self) -> tuple[str, str, int] | None:
+        """(E, K, offset) for `(E + offset) % K == 0`."""
+        return self.key[1:] if self.key[0] == "mod" else None
+
+
+def _text(module: cst.Module, node: cst.CSTNode) -> str:
+    return _SPACE.sub("", module.code_for_node(node))
+
+
+def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(node, "lpar", None):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.stable = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        parts = []
+        current: cst.BaseExpression = node
+        while isinstance(current, cst.Attribute):
+            parts.append(current.attr.value)
+            current = current.value
+        if isinstance(current, cst.Name):
+            parts.append(current.value)
+            self.names.add(".".join(reversed(parts)))
+            self.names.add(current.value)
+            if "sync_gradients" in parts:
+                self.stable = False
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.stable = False
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.stable = False
+
+
+class FactMaker:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+
+    def _fact(self, key: tuple, nodes: list[cst.CSTNode]) -> Fact:
+        visitor = _Names()
+        for node in nodes:
+            node.visit(visitor)
+        return Fact(key, frozenset(visitor.names), visitor.stable)
+
+    def facts(self, test: cst.BaseExpression, truth: bool) -> list[tuple[Fact, bool]]:
+        """Facts that hold when `test` evaluates to `truth`."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.facts(test.expression, not truth)
+        if isinstance(test, cst.BooleanOperation):
+            if isinstance(test.operator, cst.And) and truth or isinstance(test.operator, cst.Or) and not truth:
+                return self.facts(test.left, truth) + self.facts(test.right, truth)
+            return []
+        counter = self._counter(test)
+        if counter is not None:
+            (expr, modulus, offset), positive = counter
+            key = ("mod", _text(self.module, _strip_parens(expr)), _text(self.module, _strip_parens(modulus)), offset)
+            return [(self._fact(key, [expr, modulus]), truth == positive)]
+        return [(self._fact(("expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+
+    def named(self, text: str) -> Fact:
+        """A fact that no source condition spells exactly (e.g. Accelerate's sync step)."""
+        names = frozenset({text, text.split(".")[0]})
+        return Fact(("expr", text), names, False)
+
+    def _counter(self, test: cst.BaseExpression):
+        """`(E + 1) % K == 0` -> ((E, K, 1), True); `E % K != 0` -> ((E, K, 0), False); `E % K` -> ..."""
+        if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
+            parts = self._mod(test)
+            return (parts, False) if parts else None
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+            return None
+        left = _strip_parens(test.left)
+        if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo)):
+            return None
+        parts = self._mod(left)
+        if parts is None:
+            return None
+        expr, modulus, offset = parts
+        right = comparison.comparator
+        if isinstance(right, cst.Integer) and right.value == "0":
+            pass
+        elif (
+            isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract)
+            and isinstance(right.right, cst.Integer) and right.right.value == "1"
+            and _text(self.module, right.left) == _text(self.module, modulus)
+        ):
+            offset += 1
+        else:
+            return None
+        return (expr, modulus, offset), isinstance(comparison.operator, cst.Equal)
+
+    @staticmethod
+    def _mod(node: cst.BinaryOperation):
+        expr = _strip_parens(node.left)
+        offset = 0
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            if isinstance(expr.right, cst.Integer) and expr.right.value.isdigit():
+                offset = int(expr.right.value)
+                expr = _strip_parens(expr.left)
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        return expr, node.right, offset
+
+
+def advance(facts: frozenset, counter_names: frozenset[str], drop) -> frozenset:
+    """Facts after the counters in `counter_names` advance by one; `drop(fact)` removes others."""
+    out = set()
+    for fact, value in facts:
+        counter = fact.counter
+        if counter is not None and counter[0] in counter_names:
+            expr, modulus, offset = counter
+            if offset >= 1:
+                out.add((Fact(("mod", expr, modulus, offset - 1), fact.names, fact.stable), value))
+            continue
+        if not drop(fact):
+            out.add((fact, value))
+    return frozenset(out)

@@ -1,0 +1,354 @@
+"""Which call accumulates, steps or clears which gradient set.
+
+This is the table of rules.md in code. `classify_call` and `classify_statement` look at one call
+or one statement, with the names resolved by `bindings.Resolver`, and say what it does to
+gradients. They never look at control flow: `cfg.py` does.
+
+Operations:
+    ACC            adds into .grad (`loss.backward()`, `accelerator.backward(loss)`, ...)
+    STEP           applies .grad of the gradient sets named by `keys`
+    STEP_CLEAR     steps then clears (DeepSpeed engine `.step()`)
+    UPDATE         accumulates, steps and clears (mmengine `optim_wrapper.update_params(loss)`)
+    CLEAR          clears the optimizers named by `keys`
+    CLEAR_MODELS   clears the parameters of the modules/tensors named by `keys`
+    MAY_CLEAR      an unresolved call that can reach the objects named by `keys`
+A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("params",) + root`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import libcst as cst
+
+from zerograd_lint import vocabulary
+from zerograd_lint.bindings import (
+    ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, param_root,
+)
+from zerograd_lint.scopes import Scope, dotted_name
+
+ACC = "acc"
+STEP = "step"
+STEP_CLEAR = "step_clear"
+UPDATE = "update"
+CLEAR = "clear"
+CLEAR_MODELS = "clear_models"
+MAY_CLEAR = "may_clear"
+
+PARAMS = "params"
+
+_DIST_AUTOGRAD = ("torch.distributed.autograd", "distributed.autograd", "dist_autograd")
+_MANUAL_UPDATE_METHODS = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
+_GRAD_ZEROING_METHODS = frozenset({"zero_", "fill_", "mul_"})
+
+
+@dataclass(frozen=True)
+class Event:
+    op: str
+    keys: tuple[Key, ...] = ()
+
+
+@dataclass(frozen=True)
+class Inline:
+    """Call a function defined in this module: its body runs here, with its parameters bound."""
+
+    func: cst.FunctionDef
+    scope: Scope
+    subst: dict[str, list[Key]]
+    cls: Scope | None
+
+
+@dataclass(frozen=True)
+class StepWithClosure:
+    """`opt.step(closure)`: the optimizer evaluates the closure (LBFGS: repeatedly) and steps."""
+
+    keys: tuple[Key, ...]
+    closure: Union[cst.FunctionDef, cst.Lambda]
+    scope: Scope | None
+
+
+Action = Union[Event, Inline, StepWithClosure]
+
+
+def _positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)
+
+
+def _grad_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """For `p.grad`, `p.grad.data`: the expression `p`."""
+    while isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+        return expr.value
+    return None
+
+
+def _strip_data(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        expr = expr.value
+    return expr
+
+
+def _reads_grad_of(expr: cst.BaseExpression, target: list[Key], frame: Frame, resolver: Resolver) -> bool:
+    """Does `expr` read `.grad` of the same tensor(s) as `target`?"""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            nonlocal found
+            if node.attr.value == "grad" and not found:
+                keys = resolver.keys(_strip_data(node.value), frame)
+                found = bool(keys) and any(k in target for k in keys)
+            return not found
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    expr.visit(Finder())
+    return found
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0
+
+
+def _params_key(keys: list[Key]) -> tuple[Key, ...]:
+    return tuple(dict.fromkeys((PARAMS,) + param_root(k) for k in keys))
+
+
+class Classifier:
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+
+    def kind(self, keys: list[Key]) -> str | None:
+        kinds = {self.resolver.info(k).kind for k in keys}
+        for kind in (OPTIMIZER, ENGINE, SCALER, ACCELERATOR, SCHEDULER, ENV):
+            if kind in kinds:
+                return kind
+        return None
+
+    # ------------------------------------------------------------------ calls
+
+    def classify_call(self, call: cst.Call, frame: Frame) -> list[Action]:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return self._method_call(call, func, frame)
+        if isinstance(func, cst.Name):
+            return self._function_call(call, func.value, frame)
+        return []
+
+    def _method_call(self, call: cst.Call, func: cst.Attribute, frame: Frame) -> list[Action]:
+        r = self.resolver
+        method = func.attr.value
+        recv = func.value
+        if method == "backward":
+            if r.qualified(recv, frame).endswith(_DIST_AUTOGRAD):
+                return []  # gradients live in a fresh dist_autograd context, not in .grad
+            return [Event(ACC)]
+        if method == "manual_backward":
+            return [Event(ACC)]
+        qualified = r.qualified(recv, frame)
+        head = qualified.split(".")[0]
+        module_call = head in vocabulary.HARMLESS_MODULES or head == "torch" or (
+            isinstance(recv, (cst.Name, cst.Attribute)) and frame.scope.lookup_import(dotted_name(recv).split(".")[0] if dotted_name(recv) else "") is not None
+            and frame.scope.lookup(dotted_name(recv).split(".")[0]) is None
+        )
+        if module_call:
+            return self._module_function(call, qualified, method, frame)
+        keys = r.keys(recv, frame)
+        kind = self.kind(keys) if keys else None
+        if method == "step":
+            return self._step(call, keys, kind, frame)
+        if method == "zero_grad":
+            if kind in (OPTIMIZER, ENGINE):
+                return [Event(CLEAR, tuple(keys))]
+            return [Event(CLEAR_MODELS, tuple(keys))]
+        if method == "update_params" and kind == OPTIMIZER:
+            return [Event(UPDATE, tuple(keys))]
+        if method == "optimizer_step" and _positional(call):
+            return self._keys_event(STEP, _positional(call)[0], frame)
+        owner = _grad_owner(recv)
+        if owner is not None:
+            args = _positional(call)
+            if method == "zero_" or method in _GRAD_ZEROING_METHODS and args and _is_zero(args[0]):
+                return [Event(CLEAR_MODELS, _owner_keys(r.keys(owner, frame)))]
+            return []
+        if method in _MANUAL_UPDATE_METHODS:
+            target = r.keys(_strip_data(recv), frame)
+            if target and any(_reads_grad_of(a.value, target, frame, r) for a in call.args):
+                return [Event(STEP, _params_key(target))]
+        inline = self._inline_method(call, recv, method, keys, frame)
+        if inline is not None:
+            return [inline]
+        if method in vocabulary.HARMLESS_METHODS or kind in (SCHEDULER, SCALER, ENV, ACCELERATOR):
+            return []
+        if keys and self._is_attribute_object(recv, method, frame):
+            return []  # `self.model(x)`: a forward pass
+        return [Event(MAY_CLEAR, tuple(keys) + self._arg_keys(call, frame))]
+
+    def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
+        full = f"{qualified}.{method}"
+        if full.endswith("autograd.backward"):
+            return [Event(ACC)]
+        if method == "_foreach_zero_" and _positional(call):
+            roots = self.resolver.link_roots(_positional(call)[0], frame)
+            return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
+        if method == "optimizer_step" and _positional(call):  # torch_xla's xm.optimizer_step(opt)
+            return self._keys_event(STEP, _positional(call)[0], frame)
+        head = qualified.split(".")[0]
+        if head in vocabulary.HARMLESS_MODULES or head == "torch" or vocabulary.is_harmless_function(method):
+            return []
+        return [Event(MAY_CLEAR, self._arg_keys(call, frame))]
+
+    def _step(self, call: cst.Call, keys: list[Key], kind: str | None, frame: Frame) -> list[Action]:
+        if kind == ENGINE:
+            return [Event(STEP_CLEAR, tuple(keys))]
+        args = _positional(call)
+        if kind == SCALER or (kind is None and args and self.kind(self.resolver.keys(args[0], frame)) == OPTIMIZER):
+            return self._keys_event(STEP, args[0], frame) if args else []
+        if kind != OPTIMIZER:
+            return []
+        closure = args[0] if args else _keyword(call, "closure")
+        if closure is not None:
+            found = self._closure(closure, frame)
+            if found is not None:
+                return [StepWithClosure(tuple(keys), *found)]
+        return [Event(STEP, tuple(keys))]
+
+    def _closure(self, expr: cst.BaseExpression, frame: Frame):
+        if isinstance(expr, cst.Lambda):
+            return expr, None
+        if isinstance(expr, cst.Name):
+            found = frame.scope.lookup_function(expr.value)
+            if found is not None:
+                scope, func = found
+                return func, self.resolver.scopes[func]
+        return None
+
+    def _keys_event(self, op: str, expr: cst.BaseExpression, frame: Frame) -> list[Action]:
+        keys = self.resolver.keys(expr, frame)
+        return [Event(op, tuple(keys))] if keys else []
+
+    def _function_call(self, call: cst.Call, name: str, frame: Frame) -> list[Action]:
+        r = self.resolver
+        found = frame.scope.lookup_function(name)
+        if found is not None and frame.scope.lookup(name) is None:
+            _, func = found
+            scope = r.scopes[func]
+            return [Inline(func, scope, self._bind_args(call, func, frame), frame.cls if scope.self_name else None)]
+        qualified = r.qualified(cst.Name(name), frame)
+        if qualified.endswith("autograd.backward"):
+            return [Event(ACC)]
+        if qualified.endswith("_foreach_zero_") and _positional(call):
+            roots = r.link_roots(_positional(call)[0], frame)
+            return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
+        if frame.scope.lookup_class(name) is not None:
+            return []  # constructing an object of a class from this module
+        bound = frame.scope.lookup(name)
+        if bound is not None and not any(b.is_param for b in bound[1]) and name not in frame.locals:
+            return []  # calling an object (`model(x)`, `criterion(out, y)`): a forward pass
+        if vocabulary.is_harmless_function(name) or qualified.split(".")[0] in ("torch",) or (
+            qualified.split(".")[0] in vocabulary.HARMLESS_MODULES
+        ):
+            return []
+        if bound is not None and name in frame.locals:
+            return []
+        return [Event(MAY_CLEAR, self._arg_keys(call, frame))]
+
+    def _inline_method(self, call: cst.Call, recv, method: str, keys: list[Key], frame: Frame) -> Inline | None:
+        r = self.resolver
+        for key in keys[:1]:
+            cls = r.instance_class(key)
+            if cls is None:
+                continue
+            found = r.method(cls, method)
+            if found is None:
+                return None
+            _, func = found
+            scope = r.scopes[func]
+            subst = self._bind_args(call, func, frame, skip_first=True)
+            if scope.self_name:
+                subst[scope.self_name] = [key]
+            return Inline(func, scope, subst, cls)
+        return None
+
+    def _is_attribute_object(self, recv, method: str, frame: Frame) -> bool:
+        """`self.model(...)`: `model` is an attribute holding an object, not a method."""
+        for key in self.resolver.keys(recv, frame)[:1]:
+            cls = self.resolver.instance_class(key)
+            if cls is not None:
+                return any(method in klass.self_attrs or method in klass.class_attrs for klass in self.resolver.class_chain(cls))
+        return False
+
+    def _bind_args(self, call: cst.Call, func: cst.FunctionDef, frame: Frame, skip_first: bool = False) -> dict[str, list[Key]]:
+        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        kwonly = {p.name.value for p in func.params.kwonly_params}
+        if skip_first:
+            params = params[1:]
+        subst: dict[str, list[Key]] = {}
+        positional = _positional(call)
+        for name, value in zip(params, positional):
+            subst[name] = self.resolver.keys(value, frame)
+        for arg in call.args:
+            if arg.keyword is not None and (arg.keyword.value in params or arg.keyword.value in kwonly):
+                subst[arg.keyword.value] = self.resolver.keys(arg.value, frame)
+        # parameters left to their defaults keep their own (local) keys
+        return {k: v for k, v in subst.items() if v}
+
+    def _arg_keys(self, call: cst.Call, frame: Frame) -> tuple[Key, ...]:
+        out: list[Key] = []
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("parameters", "named_parameters"):
+                value = value.func.value
+            out.extend(self.resolver.keys(value, frame))
+        return tuple(dict.fromkeys(out))
+
+    # ------------------------------------------------------------------ statements
+
+    def classify_assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, frame: Frame) -> list[Action]:
+        """`p.grad = None` clears; `p.grad = g` overwrites (a clear, then fresh gradients)."""
+        owner = _grad_owner(target) if isinstance(target, cst.Attribute) and target.attr.value == "grad" else None
+        if owner is None:
+            stripped = _strip_data(target)
+            if stripped is not target and value is not None:  # p.data = p.data - lr * p.grad
+                keys = self.resolver.keys(stripped, frame)
+                if keys and _reads_grad_of(value, keys, frame, self.resolver):
+                    return [Event(STEP, _params_key(keys))]
+            return []
+        keys = _owner_keys(self.resolver.keys(owner, frame))
+        if not keys:
+            return []
+        if value is None or isinstance(value, cst.Name) and value.value == "None" or _is_zeros(value):
+            return [Event(CLEAR_MODELS, keys)]
+        return [Event(CLEAR_MODELS, keys), Event(ACC)]
+
+    def classify_augassign(self, node: cst.AugAssign, frame: Frame) -> list[Action]:
+        """`w -= lr * w.grad`: a hand-written update of `w`."""
+        if not isinstance(node.operator, (cst.SubtractAssign, cst.AddAssign)):
+            return []
+        target = _strip_data(node.target)
+        if _grad_owner(node.target) is not None:
+            return []
+        keys = self.resolver.keys(target, frame)
+        if keys and _reads_grad_of(node.value, keys, frame, self.resolver):
+            return [Event(STEP, _params_key(keys))]
+        return []
+
+
+def _owner_keys(keys: list[Key]) -> tuple[Key, ...]:
+    return tuple(dict.fromkeys(param_root(k) for k in keys))
+
+
+def _is_zeros(expr: cst.BaseExpression) -> bool:
+    if _is_zero(expr):
+        return True
+    if isinstance(expr, cst.Call):
+        name = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
+        return name in ("zeros_like", "zeros")
+    return False

@@ -1,0 +1,66 @@
+"""What the linter reports: findings, and the error for input it cannot check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based (line, column) positions; the end is exclusive."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An edit that would resolve a finding. Every zerograd fix is unsafe: it changes training."""
+
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: str = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem. Lines and columns are 1-based; `end_column` is one past the last character."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    name: str = field(compare=False)
+    end_line: int = field(compare=False)
+    end_column: int = field(compare=False)
+    fix: Fix | None = field(default=None, compare=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "fix": None if self.fix is None else {
+                "message": self.fix.message,
+                "applicability": self.fix.applicability,
+                "edits": [
+                    {"start": list(e.start), "end": list(e.end), "content": e.content} for e in self.fix.edits
+                ],
+            },
+        }
+
+
+class SourceError(Exception):
+    """The input cannot be checked (not Python, not decodable, too deeply nested...)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

@@ -1,0 +1,305 @@
+"""The dataflow: what each gradient set holds along every path of a graph from `cfg.py`.
+
+Two passes over one graph:
+
+1. *Attribution* (path-insensitive reachability): a backward counts toward gradient set S when a
+   step of S can follow it either before the next backward or before the next clear of S. This
+   is what keeps the DCGAN loop quiet: the generator's backward also deposits into the
+   discriminator's `.grad`, but `netD.zero_grad()` and another backward always come first.
+2. *States* (path-sensitive, forward, to a fixpoint): per set, the contributions no step has
+   applied yet (`fresh`), those a step applied and nothing cleared (`stale`), and the clear that
+   threw fresh contributions away (`discarded`). Loop back edges carry states into the next
+   iteration and record which loops a contribution went around.
+
+What the passes observe (a stale step, a step after a discarding clear, a clear that meets fresh
+contributions) is handed to `rules.py`, which decides what is a finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from zerograd_lint import cfg
+from zerograd_lint import events as ev
+from zerograd_lint.bindings import Key, Resolver, last_name, related
+from zerograd_lint.conditions import advance
+from zerograd_lint.vocabulary import reads_as_model
+
+MAX_STATES_PER_NODE = 256
+
+
+class GaveUp(Exception):
+    """Too many distinct states: the analysis of this graph stops without findings."""
+
+
+class Tag(NamedTuple):
+    node: int  # the backward (fresh) or step (stale) that put the contributions there
+    crossed: frozenset[int]  # loops whose back edge they went around since
+
+
+class Discard(NamedTuple):
+    clear: int
+    backward: int
+    crossed: frozenset[int]
+
+
+class SetState(NamedTuple):
+    fresh: Tag | None = None
+    stale: Tag | None = None
+    discarded: Discard | None = None
+
+
+CLEAN = SetState()
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A graph node's event with its gradient sets resolved against the sets that exist."""
+
+    op: str
+    steps: tuple[Key, ...] = ()
+    strong: tuple[Key, ...] = ()  # cleared for certain
+    weak: tuple[Key, ...] = ()  # may be cleared: cures staleness, never reported as a bad clear
+
+
+@dataclass
+class Observations:
+    stale_steps: dict[tuple[int, Key], set[Tag]] = field(default_factory=lambda: defaultdict(set))
+    empty_steps: dict[tuple[int, Key], set[Discard]] = field(default_factory=lambda: defaultdict(set))
+    fresh_clears: dict[tuple[int, Key], set[Tag]] = field(default_factory=lambda: defaultdict(set))
+    # clears that, on some path, met no fresh contributions (nothing pending, or only applied ones)
+    plain_clears: set[tuple[int, Key]] = field(default_factory=set)
+
+
+@dataclass
+class Analysis:
+    graph: cfg.Graph
+    resolved: dict[int, Resolved]
+    attribution: dict[int, frozenset[Key]]
+    observations: Observations
+
+    def nodes(self, op: str, key: Key) -> list[int]:
+        """Graph nodes that step (op="step") or strongly clear (op="clear") the set `key`."""
+        attr = "steps" if op == "step" else "strong"
+        return sorted(n for n, r in self.resolved.items() if key in getattr(r, attr))
+
+
+# ------------------------------------------------------------------------- resolution
+
+
+def _set_links(key: Key, resolver: Resolver) -> tuple[frozenset[Key], bool]:
+    if key[0] == ev.PARAMS:
+        return frozenset({key[1:]}), True
+    info = resolver.info(key)
+    return info.links, info.links_known
+
+
+def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
+    """Decide which gradient sets each clear reaches, now that every stepped set is known."""
+    events = {n: graph.args[n].event for n, op in enumerate(graph.ops) if op == cfg.EVENT}
+    sets: list[Key] = []
+    for event in events.values():
+        if event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE):
+            sets.extend(k for k in event.keys if k not in sets)
+    links = {s: _set_links(s, resolver) for s in sets}
+    unknown = [s for s in sets if not links[s][1]]
+
+    def linked(targets: tuple[Key, ...]) -> list[Key]:
+        expanded = resolver.expand(set(targets))
+        return [s for s in sets if links[s][1] and any(related(t, l) for t in expanded for l in links[s][0])]
+
+    resolved: dict[int, Resolved] = {}
+    for node, event in events.items():
+        if event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE):
+            keys = tuple(k for k in event.keys if k in sets)
+            resolved[node] = Resolved(event.op, steps=keys, strong=keys if event.op != ev.STEP else ())
+        elif event.op == ev.ACC:
+            resolved[node] = Resolved(ev.ACC)
+        elif event.op == ev.CLEAR:
+            strong = tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys))
+            resolved[node] = Resolved(ev.CLEAR, strong=strong)
+        elif event.op == ev.CLEAR_MODELS:
+            strong = linked(event.keys)
+            if strong:
+                resolved[node] = Resolved(ev.CLEAR, strong=tuple(strong))
+            elif len(unknown) == 1 and len(sets) == 1:
+                resolved[node] = Resolved(ev.CLEAR, strong=tuple(unknown))
+            else:
+                resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
+        elif event.op == ev.MAY_CLEAR:
+            reached = [
+                s for s in sets
+                if any(related(k, s) for k in event.keys)
+                or s in linked(event.keys)
+                or (s in unknown and any(reads_as_model(last_name(k)) for k in event.keys))
+            ]
+            if reached:
+                resolved[node] = Resolved(ev.CLEAR, weak=tuple(reached))
+    return resolved
+
+
+# ------------------------------------------------------------------------- attribution
+
+
+def attribute_backwards(graph: cfg.Graph, resolved: dict[int, Resolved]) -> dict[int, frozenset[Key]]:
+    acc_nodes = [n for n, r in resolved.items() if r.op in (ev.ACC,)]
+    result: dict[int, frozenset[Key]] = {}
+    all_sets = {k for r in resolved.values() for k in r.steps}
+    for start in acc_nodes:
+        found: set[Key] = set()
+        # (a) a step before the next backward
+        found |= _steps_reachable(graph, resolved, start, stop=lambda n: n in resolved and resolved[n].op == ev.ACC)
+        # (b) a step of S before the next clear of S
+        for key in all_sets - found:
+            stop = lambda n, key=key: n in resolved and key in resolved[n].strong and key not in resolved[n].steps
+            if key in _steps_reachable(graph, resolved, start, stop):
+                found.add(key)
+        result[start] = frozenset(found)
+    return result
+
+
+def _steps_reachable(graph: cfg.Graph, resolved, start: int, stop) -> set[Key]:
+    found: set[Key] = set()
+    seen = {start}
+    todo = list(graph.succ[start])
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        r = resolved.get(node)
+        if r is not None and r.steps:
+            found.update(r.steps)
+        if stop(node):
+            continue
+        todo.extend(graph.succ[node])
+    return found
+
+
+# ------------------------------------------------------------------------- states
+
+
+def _with(sets: dict[Key, SetState], key: Key, value: SetState) -> None:
+    if value == CLEAN:
+        sets.pop(key, None)
+    else:
+        sets[key] = value
+
+
+class _Machine:
+    def __init__(self, graph: cfg.Graph, resolved, attribution) -> None:
+        self.graph = graph
+        self.resolved = resolved
+        self.attribution = attribution
+        self.obs = Observations()
+
+    def transfer(self, node: int, state):
+        """The states after `node` (an empty list: the path is infeasible)."""
+        sets_t, facts = state
+        op = self.graph.ops[node]
+        if op == cfg.EVENT:
+            gate = self.graph.args[node].gate
+            if gate is not None:
+                wanted = (gate, True)
+                if wanted not in facts:
+                    return [state]
+            sets = dict(sets_t)
+            self.event(node, sets)
+            return [(tuple(sorted(sets.items())), facts)]
+        if op == cfg.ASSUME:
+            fact, value = self.graph.args[node]
+            if (fact, not value) in facts:
+                return []
+            return [(sets_t, facts | {(fact, value)})]
+        if op == cfg.KILL:
+            names = self.graph.args[node]
+            return [(sets_t, frozenset(f for f in facts if not (f[0].names & names)))]
+        if op == cfg.SHIFT:
+            name = self.graph.args[node]
+            return [(sets_t, advance(facts, frozenset({name}), lambda f: name in f.names))]
+        if op == cfg.ENTER:
+            return [state]
+        if op == cfg.BACK:
+            loop = self.graph.loops[self.graph.args[node]]
+            crossed = {}
+            for key, value in sets_t:
+                crossed[key] = SetState(
+                    _cross(value.fresh, loop.id), _cross(value.stale, loop.id),
+                    value.discarded._replace(crossed=value.discarded.crossed | {loop.id}) if value.discarded else None,
+                )
+            new_facts = advance(facts, loop.counters, lambda f: not f.stable or bool(f.names & loop.counters))
+            return [(tuple(sorted(crossed.items())), new_facts)]
+        return [state]
+
+    def event(self, node: int, sets: dict[Key, SetState]) -> None:
+        r = self.resolved.get(node)
+        if r is None:
+            return
+        obs = self.obs
+        if r.op == ev.ACC:
+            for key in list(sets):
+                if sets[key].discarded:
+                    sets[key] = sets[key]._replace(discarded=None)
+            for key in self.attribution.get(node, ()):
+                value = sets.get(key, CLEAN)
+                if value.fresh is None:
+                    value = value._replace(fresh=Tag(node, frozenset()))
+                _with(sets, key, value._replace(discarded=None))
+            return
+        for key in r.steps:
+            value = sets.get(key, CLEAN)
+            if r.op == ev.UPDATE:
+                _with(sets, key, CLEAN)
+                continue
+            if value.stale is not None:
+                obs.stale_steps[(node, key)].add(value.stale)
+            if value.discarded is not None and value.fresh is None:
+                obs.empty_steps[(node, key)].add(value.discarded)
+            if value.fresh is not None or value.stale is not None:
+                value = SetState(stale=Tag(node, frozenset()))
+            else:
+                value = CLEAN
+            _with(sets, key, value)
+        for key in r.strong:
+            value = sets.get(key, CLEAN)
+            if key not in r.steps:
+                if value.fresh is not None:
+                    obs.fresh_clears[(node, key)].add(value.fresh)
+                    _with(sets, key, SetState(discarded=Discard(node, value.fresh.node, frozenset())))
+                    continue
+                obs.plain_clears.add((node, key))
+            _with(sets, key, SetState(discarded=value.discarded if key not in r.steps else None))
+        for key in r.weak:
+            value = sets.get(key, CLEAN)
+            _with(sets, key, value._replace(stale=None))
+
+    def run(self) -> Observations:
+        graph = self.graph
+        seen: list[set] = [set() for _ in graph.ops]
+        start = (tuple(), frozenset())
+        todo = [(graph.entry, start)]
+        seen[graph.entry].add(start)
+        while todo:
+            node, state = todo.pop()
+            for out in self.transfer(node, state):
+                for succ in graph.succ[node]:
+                    bucket = seen[succ]
+                    if out not in bucket:
+                        if len(bucket) >= MAX_STATES_PER_NODE:
+                            raise GaveUp
+                        bucket.add(out)
+                        todo.append((succ, out))
+        return self.obs
+
+
+def _cross(tag: Tag | None, loop: int) -> Tag | None:
+    return tag._replace(crossed=tag.crossed | {loop}) if tag is not None else None
+
+
+def analyse(graph: cfg.Graph, resolver: Resolver) -> Analysis:
+    resolved = resolve_events(graph, resolver)
+    attribution = attribute_backwards(graph, resolved)
+    observations = _Machine(graph, resolved, attribution).run()
+    return Analysis(graph, resolved, attribution, observations)

@@ -1,0 +1,217 @@
+"""The rules: codes, names, messages, where findings are reported, and how they are suppressed.
+
+`flow.py` observes; this module judges. A stale step is ZG001, a step whose gradients a clear
+threw away is ZG002, and a clear that throws away contributions meant for a later step is
+ZG003 when that clear, on another path, meets nothing pending (so it is the loop's regular
+clear, not a deliberate discard such as skipping a batch whose gradients are not finite).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from zerograd_lint import cfg
+from zerograd_lint.bindings import Key
+from zerograd_lint.flow import Analysis
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+
+
+RULES = {
+    rule.code: rule
+    for rule in (
+        Rule("ZG001", "stale-gradients", "a step applies gradients an earlier step already applied"),
+        Rule("ZG002", "cleared-before-step", "a clear between backward and step leaves the step nothing to apply"),
+        Rule("ZG003", "accumulation-discarded", "a clear throws away accumulated gradients before the step that should apply them"),
+        Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A finding before suppression: position (1-based line, 0-based column) and what it is about."""
+
+    code: str
+    line: int
+    column: int
+    length: int
+    message: str
+    loop: cfg.Loop | None
+
+
+# ------------------------------------------------------------------------- judging
+
+
+def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> tuple[int, int, int, cfg.Loop | None]:
+    """The innermost loop around `node` that the contributions went around, else the innermost
+    loop around `node`, else `node` itself."""
+    loops = graph.loops_of[node]
+    chosen = next((l for l in reversed(loops) if l in crossed), loops[-1] if loops else None)
+    if chosen is None:
+        site = graph.sites[node]
+        return site.line, site.column, len(site.text), None
+    loop = graph.loops[chosen]
+    return loop.line, loop.column, loop.length, loop
+
+
+def _call(graph: cfg.Graph, node: int) -> str:
+    site = graph.sites[node]
+    return f"{site.text} (line {site.line})"
+
+
+def judge(analysis: Analysis) -> list[Raw]:
+    graph = analysis.graph
+    obs = analysis.observations
+    out: list[Raw] = []
+
+    for (step, key), tags in sorted(obs.stale_steps.items()):
+        anchors = [_anchor(graph, step, tag.crossed) for tag in tags]
+        line, column, length, loop = max(anchors, key=lambda a: (a[3] is not None and _depth(graph, a[3]), a[0]))
+        why = _why_stale(analysis, key, loop, tags)
+        message = f"{_call(graph, step)} applies gradients an earlier step already applied: {why}"
+        out.append(Raw("ZG001", line, column, length, message, loop))
+
+    emptied: set[tuple[int, Key]] = set()
+    for (step, key), discards in sorted(obs.empty_steps.items()):
+        for discard in sorted(discards):
+            emptied.add((discard.clear, key))
+            line, column, length, loop = _anchor(graph, step, discard.crossed)
+            message = (
+                f"{_call(graph, discard.clear)} clears the gradients of {_call(graph, discard.backward)} "
+                f"before {_call(graph, step)} applies them, so the step applies nothing: "
+                "clear before the backward or after the step"
+            )
+            out.append(Raw("ZG002", line, column, length, message, loop))
+
+    for (clear, key), tags in sorted(obs.fresh_clears.items()):
+        if (clear, key) in emptied or (clear, key) not in obs.plain_clears or graph.args[clear].recovery:
+            continue
+        tag = min(tags)
+        line, column, length, loop = _anchor(graph, clear, tag.crossed)
+        steps = analysis.nodes("step", key)
+        target = f" for {_call(graph, steps[0])}" if steps else ""
+        message = (
+            f"{_call(graph, clear)} discards gradients that {_call(graph, tag.node)} accumulated{target} "
+            "before the step applies them: clear right after the step instead"
+        )
+        out.append(Raw("ZG003", line, column, length, message, loop))
+    return out
+
+
+def _depth(graph: cfg.Graph, loop: cfg.Loop) -> int:
+    depth = 0
+    while loop.parent is not None:
+        depth += 1
+        loop = graph.loops[loop.parent]
+    return depth
+
+
+def _why_stale(analysis: Analysis, key: Key, loop: cfg.Loop | None, tags) -> str:
+    graph = analysis.graph
+    if loop is not None and loop.keyword == "step":
+        return "the closure it evaluates calls backward without clearing them first"
+    clears = analysis.nodes("clear", key)
+    if not clears:
+        return "nothing clears them" + (" in this loop" if loop is not None else "")
+    inside = [c for c in clears if loop is not None and loop.id in graph.loops_of[c]]
+    if loop is not None and not inside:
+        return f"{_call(graph, clears[0])} runs outside this loop"
+    return f"{_call(graph, (inside or clears)[0])} does not run on every path between two steps"
+
+
+# ------------------------------------------------------------------------- suppression
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_ACCUMULATE = re.compile(r"#\s*zerograd:\s*accumulate\b", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"#\s*zerograd-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
+_CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Marker:
+    kind: str  # "noqa" | "accumulate" | "file"
+    line: int
+    column: int  # 0-based
+    text: str
+    codes: frozenset[str] | None  # None: every code
+    own_line: bool
+
+
+def scan_markers(source: str) -> list[Marker]:
+    """Suppression comments, found with `tokenize` so a `#` inside a string never counts."""
+    if "noqa" not in source.lower() and "zerograd" not in source.lower():
+        return []
+    markers: list[Marker] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        line, column = token.start
+        text = token.string
+        own_line = not token.line[:column].strip()
+        if own_line and (match := _FILE_NOQA.match(text)):
+            markers.append(Marker("file", line, column, text, _codes(match), True))
+            continue
+        if match := _ACCUMULATE.search(text):
+            markers.append(Marker("accumulate", line, column + match.start(), match.group(0), None, own_line))
+        if match := _NOQA.search(text):
+            markers.append(Marker("noqa", line, column + match.start(), match.group(0), _codes(match), own_line))
+    return markers
+
+
+def _codes(match: re.Match) -> frozenset[str] | None:
+    codes = match.group("codes")
+    return frozenset(c.upper() for c in _CODES.findall(codes)) if codes else None
+
+
+def suppress(raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw], list[Raw]]:
+    """Split findings into (kept, suppressed) and add a ZG100 for each marker that did nothing."""
+    used: set[tuple[Marker, str]] = set()
+    kept: list[Raw] = []
+    suppressed: list[Raw] = []
+    for finding in raw:
+        marker = _suppressor(finding, markers)
+        if marker is None:
+            kept.append(finding)
+        else:
+            used.add((marker, finding.code))
+            suppressed.append(finding)
+    for marker in markers:
+        if marker.kind == "accumulate" and not any(m is marker for m, _ in used):
+            kept.append(Raw("ZG100", marker.line, marker.column, len(marker.text),
+                            f"`{marker.text}` suppresses nothing: no ZG001 is reported for a loop on this line or the next", None))
+        elif marker.kind == "noqa" and marker.codes is not None:
+            unused = sorted(c for c in marker.codes if c.startswith("ZG") and (marker, c) not in used)
+            if unused:
+                kept.append(Raw("ZG100", marker.line, marker.column, len(marker.text),
+                                f"`{marker.text}` suppresses nothing for {', '.join(unused)} on this line", None))
+    files = [m for m in markers if m.kind == "file"]
+    if files:
+        kept = [f for f in kept if not any(m.codes is None or f.code in m.codes for m in files)]
+    return kept, suppressed
+
+
+def _suppressor(finding: Raw, markers: list[Marker]) -> Marker | None:
+    for marker in markers:
+        if marker.kind == "file" and (marker.codes is None or finding.code in marker.codes):
+            return marker
+        if marker.kind == "noqa" and marker.line == finding.line and (marker.codes is None or finding.code in marker.codes):
+            return marker
+        if (
+            marker.kind == "accumulate" and finding.code == "ZG001" and finding.loop is not None
+            and (marker.line == finding.line or marker.own_line and marker.line == finding.line - 1)
+        ):
+            return marker
+    return None

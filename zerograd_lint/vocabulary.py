@@ -1,0 +1,142 @@
+"""The words training code uses: which names read as optimizers, schedulers, models, harmless calls.
+
+Everything here is data or a pure test on a name. `events.py` decides what a call *does*; this
+module only knows what things are *called*. A new spelling of an optimizer class, a scheduler
+factory or a logging call goes here.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Classes and factories whose result is an optimizer (matched on the last component of the callee).
+OPTIMIZER_CLASSES = frozenset(
+    {
+        "SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "ASGD", "LBFGS", "NAdam",
+        "RAdam", "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion", "LAMB", "Lamb",
+        "LARS", "Shampoo", "SophiaG", "Prodigy", "DAdaptAdam", "AdaBelief", "Ranger", "Lookahead",
+        "FusedAdam", "FusedLAMB", "FusedSGD", "DeepSpeedCPUAdam", "ZeroRedundancyOptimizer",
+        "DistributedOptimizer", "PostLocalSGDOptimizer", "ScheduleFreeAdamW", "AdamW8bit",
+        "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "OptimWrapper", "AmpOptimWrapper",
+    }
+)
+_OPTIMIZER_FACTORY = re.compile(
+    r"(?i)^(create|build|make|get|init|setup|configure|load)_?optim(izer|iser)?s?$|^configure_optimizers$"
+)
+
+# Schedulers and other objects with a `.step()` that is not an optimizer step.
+_SCHEDULER_CALLEE = re.compile(
+    r"(?i)(sched|scheduler|schedule_with_warmup|_schedule$|LR$|^ReduceLROnPlateau$|^SWALR$)"
+)
+_NOT_OPTIMIZER_NAME = re.compile(
+    r"(?i)(sched|scheduler|warmup|^env|env$|_env_|^envs$|environment|^prof(iler)?$|profiler|"
+    r"^ema$|^ema_|_ema$|noise|sampler|^timer$|^stepper$|^pbar$|^progress|^bar$|^counter$)"
+)
+ENV_FACTORIES = frozenset({"make", "make_vec", "make_vec_env", "SyncVectorEnv", "AsyncVectorEnv"})
+
+_OPT_TOKENS = frozenset(
+    {"opt", "opts", "optim", "optims", "optimizer", "optimizers", "optimiser", "optimisers"}
+)
+_CAMEL = re.compile(r"_|(?<=[a-z0-9])(?=[A-Z])")
+
+# Names that read as modules (models) whose parameters an optimizer may hold.
+_MODEL_TOKENS = frozenset(
+    {
+        "model", "models", "net", "nets", "network", "module", "modules", "encoder", "decoder",
+        "generator", "discriminator", "critic", "actor", "policy", "backbone", "head", "classifier",
+        "layer", "layers", "transformer", "unet", "vae", "gpt", "bert", "g", "d", "disc", "gen",
+        "mlp", "cnn", "rnn", "lstm", "student", "teacher", "agent", "q", "qnet", "embedding",
+    }
+)
+
+# Methods that never clear gradients, whatever object they are called on.
+HARMLESS_METHODS = frozenset(
+    {
+        # nn.Module housekeeping and forward
+        "forward", "train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16",
+        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "children",
+        "named_modules", "named_children", "state_dict", "load_state_dict", "requires_grad_",
+        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+        "register_buffer", "register_parameter", "get_submodule", "extra_repr", "apply",
+        # optimizers, schedulers and scalers (the events themselves are classified before this list)
+        "param_groups", "add_param_group", "unscale_", "update", "scale", "get_scale",
+        "get_last_lr", "get_lr", "clip_grad_norm_", "clip_grad_value_", "clip_gradients", "clip_grad_norm",
+        "multiply_grads", "unscale_grads", "consolidate_state_dict",
+        # logging, metrics, progress
+        "log", "log_dict", "log_metrics", "log_hyperparams", "info", "debug", "warning", "warn",
+        "error", "exception", "print", "write", "flush", "add_scalar", "add_scalars",
+        "add_histogram", "add_image", "add_images", "add_figure", "add_text", "add_graph",
+        "set_postfix", "set_postfix_str", "set_description", "refresh", "close", "append",
+        "extend", "item", "tolist", "numpy", "detach", "clone", "mean", "sum", "size", "dim",
+        "backward_hook", "wait", "barrier", "synchronize", "all_reduce", "gather", "reduce",
+        "join", "format", "keys", "values", "items", "get", "pop", "copy", "reset", "record",
+        "compute", "save", "save_state", "save_model", "save_pretrained", "wait_for_everyone",
+        "gather_for_metrics", "unwrap_model", "is_main_process", "print_trainable_parameters",
+        # Lightning, Accelerate, Fabric getters and bookkeeping
+        "optimizers", "lr_schedulers", "toggle_optimizer", "untoggle_optimizer", "all_gather",
+        "save_hyperparameters", "no_backward_sync", "accumulate", "autocast", "no_sync",
+    }
+)
+
+# Plain functions (matched on the last component of the callee) that never clear gradients.
+_HARMLESS_FUNCTION = re.compile(
+    r"(?i)^(print|len|range|enumerate|zip|map|filter|isinstance|issubclass|hasattr|getattr|"
+    r"setattr|iter|next|min|max|sum|abs|round|int|float|str|repr|bool|list|dict|set|tuple|"
+    r"sorted|reversed|any|all|open|super|type|id|vars|dir|divmod|pow|"
+    r"deepcopy|copy|clip_grad_norm_|clip_grad_value_|no_grad|enable_grad|autocast|"
+    r"(.*_)?(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference|"
+    r"sample|generate|save|checkpoint|load|plot|show|display|visuali[sz]e|log|report|summary|"
+    r"summari[sz]e|accuracy|metric|metrics|estimate_loss|get_batch|get_lr|lr_lambda|"
+    r"set_seed|seed|tqdm|trange|sleep|time|perf_counter)(_.*)?)$"
+)
+# Modules whose functions never clear gradients (first component of the callee).
+HARMLESS_MODULES = frozenset(
+    {
+        "math", "np", "numpy", "os", "sys", "time", "json", "random", "logging", "logger", "log",
+        "wandb", "mlflow", "tensorboard", "writer", "tb_writer", "summary_writer", "pbar",
+        "tqdm", "pickle", "shutil", "itertools", "functools", "collections", "re", "pathlib",
+        "warnings", "datetime", "F", "nn", "dist", "xm", "plt", "string", "operator",
+    }
+)
+
+
+def _tokens(name: str) -> list[str]:
+    return [t.lower() for t in _CAMEL.split(name) if t]
+
+
+def reads_as_optimizer(name: str) -> bool:
+    """`opt`, `optimizer`, `optimizer_g`, `d_opt`, `optD`, `g_optim`, `self.policy.optimizer`..."""
+    if _NOT_OPTIMIZER_NAME.search(name):
+        return False
+    lower = name.lower()
+    if lower.startswith("optimi") or lower.endswith(("optimizer", "optimiser")):
+        return True
+    return any(t in _OPT_TOKENS for t in _tokens(name))
+
+
+def reads_as_not_optimizer(name: str) -> bool:
+    """A scheduler, an environment, a profiler, an EMA: their `.step()` never is an optimizer's."""
+    return bool(_NOT_OPTIMIZER_NAME.search(name))
+
+
+def reads_as_model(name: str) -> bool:
+    return any(t in _MODEL_TOKENS for t in _tokens(name)) or name.lower().endswith(
+        ("model", "net", "module")
+    )
+
+
+def is_optimizer_callee(last: str, dotted: str) -> bool:
+    if is_scheduler_callee(last, dotted):
+        return False
+    if last in OPTIMIZER_CLASSES or _OPTIMIZER_FACTORY.match(last):
+        return True
+    parts = dotted.split(".")
+    return "optim" in parts[:-1] and last[:1].isupper() or last.endswith(("Optimizer", "Optimiser"))
+
+
+def is_scheduler_callee(last: str, dotted: str) -> bool:
+    return "lr_scheduler" in dotted.split(".") or bool(_SCHEDULER_CALLEE.search(last))
+
+
+def is_harmless_function(last: str) -> bool:
+    return bool(_HARMLESS_FUNCTION.match(last))
