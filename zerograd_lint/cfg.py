@@ -7,6 +7,9 @@ edges and plain joins. Calls to functions of the same module are inlined at thei
 Structure handled: if/elif/else, for/async for/while with else, break, continue, return,
 raise, try/except/else/finally (finally runs on every exit), with (Accelerate's
 `accumulate()` gates the optimizer's step and zero_grad), match, comprehensions.
+
+A `for` loop is taken to run at least once: a training loop over an empty loader is a bug of its
+own, and the "skipped the loop" path would only produce findings nobody can act on.
 """
 
 from __future__ import annotations
@@ -142,18 +145,6 @@ class _Calls(cst.CSTVisitor):
 
     def leave_Call(self, original_node: cst.Call) -> None:
         self.found.append((original_node, self.frames[-1]))
-
-
-def _runs(iterable: cst.BaseExpression) -> bool:
-    """`range(3)`, `range(1, 5)`, a non-empty literal: the loop body runs at least once."""
-    if isinstance(iterable, (cst.List, cst.Tuple)):
-        return bool(iterable.elements)
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range":
-        bounds = [a.value for a in iterable.args]
-        if all(isinstance(b, cst.Integer) for b in bounds) and 1 <= len(bounds) <= 2:
-            values = [int(b.value, 0) for b in bounds]
-            return (values[-1] - (values[0] if len(values) == 2 else 0)) > 0
-    return False
 
 
 def _target_paths(target: cst.BaseExpression, path: tuple = ()):
@@ -452,7 +443,7 @@ class Builder:
         if node.asynchronous is not None:
             column += len("async") + len(node.asynchronous.whitespace_after.value)
         loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
-        breaks = self._loop_body(loop, lambda: self.block(node.body), False, at_least_once=_runs(node.iter))
+        breaks = self._loop_body(loop, lambda: self.block(node.body), False, at_least_once=True)
         if node.orelse is not None:
             self.block(node.orelse.body)
         self.preds += breaks
