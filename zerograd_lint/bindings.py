@@ -92,6 +92,8 @@ class Resolver:
         self._values: dict[Key, list[tuple[Binding, Frame]]] = {}
         self._info: dict[Key, Info] = {}
         self._instance: dict[Key, Scope | None] = {}
+        self._bare: dict[Scope, Frame] = {}
+        self._memo: dict[tuple[Frame, str], list[Key]] = {}
 
     # ---------------------------------------------------------------- keys
 
@@ -123,8 +125,9 @@ class Resolver:
             if f.scope is scope:
                 return f
             f = f.parent
-        cls = scope.enclosing_class()
-        return Frame(scope, cls=cls)
+        if scope not in self._bare:
+            self._bare[scope] = Frame(scope, cls=scope.enclosing_class())
+        return self._bare[scope]
 
     def _name_keys(self, name: str, frame: Frame, depth: int) -> list[Key]:
         if name in frame.locals:
@@ -139,6 +142,15 @@ class Resolver:
         if scope.kind == "function" and name == scope.self_name and owner.cls is not None:
             return [self_key(owner.cls)]
         local: Key = (f"{scope.qualname}:{name}",) if scope.kind == "function" else (name,)
+        memo = (owner, name)
+        if memo in self._memo:
+            return self._memo[memo]
+        self._memo[memo] = [local]  # what a name means while its own value is being resolved
+        result = self._resolve_bindings(local, bindings, owner, depth)
+        self._memo[memo] = result
+        return result
+
+    def _resolve_bindings(self, local: Key, bindings: list[Binding], owner: Frame, depth: int) -> list[Key]:
         result: list[Key] = []
         needs_local = False
         for binding in bindings:

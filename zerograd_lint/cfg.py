@@ -584,7 +584,7 @@ class _Collector(cst.CSTVisitor):
         for action in actions:
             if not isinstance(action, ev.Event) or action.op in (ev.ACC, ev.UPDATE):
                 self.ok = False
-            elif action.op in (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR):
+            elif action.op in (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE):
                 self.gradient_ops += 1
                 if self.targets and not _mentions(node, self.targets):
                     self.ok = False

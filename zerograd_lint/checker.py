@@ -6,7 +6,9 @@ states along paths -> raw findings -> suppression -> `Finding`s.
 
 from __future__ import annotations
 
+import ast
 import io
+import re
 import tokenize
 
 import libcst as cst
@@ -51,7 +53,29 @@ def _decode(source: str | bytes, path: str) -> str:
         raise SourceError(path, f"cannot decode: {exc}") from None
 
 
+# LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
+# nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
+MAX_DEPTH = 1000
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse what CPython cannot parse or what is too deep for LibCST, before LibCST sees it."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise SourceError(path, f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise SourceError(path, f"too deeply nested to analyse ({type(exc).__name__})") from None
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise SourceError(path, f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
 def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
+    _check_depth(_text_of(source), path)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -62,10 +86,11 @@ def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
     scopes = build_scopes(module)
     resolver = Resolver(scopes)
     builder = Builder(module, resolver, positions, Classifier(resolver))
+    relevant = _relevant(scopes, positions, _text_of(source))
 
     per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
     for node, scope in scopes.items():
-        if scope.kind == "class":
+        if scope.kind == "class" or not relevant[node]:
             continue
         callback = node if scope.kind == "function" and _is_callback(scope, resolver) else None
         frame = Frame(scope, cls=scope.enclosing_class())
@@ -81,6 +106,46 @@ def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
         for raw in found:
             raws.setdefault((raw.code, raw.line, raw.column, raw.message), raw)
     return list(raws.values())
+
+
+_WORD = re.compile(r"\w+")
+_STEPS = re.compile(r"step|zero_grad|\.grad\b|update_params")
+
+
+def _text_of(source: str | bytes) -> str:
+    return source if isinstance(source, str) else _decode(source, "")
+
+
+def _relevant(scopes: dict[cst.CSTNode, Scope], positions, text: str) -> dict[cst.CSTNode, bool]:
+    """Which functions (and the module body) can hold a finding: those that, themselves or through
+    the functions of this module they call, both accumulate and step. Only those are analysed."""
+    lines = text.splitlines()
+    own: dict[cst.CSTNode, str] = {}
+    for node, scope in scopes.items():
+        if scope.kind == "function":
+            pos = positions[node]
+            own[node] = "\n".join(lines[pos.start.line - 1 : pos.end.line])
+        elif scope.kind == "module":
+            own[node] = "\n".join(
+                "\n".join(lines[positions[stmt].start.line - 1 : positions[stmt].end.line])
+                for stmt in node.body
+                if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+            )
+    by_name: dict[str, list[cst.CSTNode]] = {}
+    for node, scope in scopes.items():
+        if scope.kind == "function":
+            by_name.setdefault(scope.name, []).append(node)
+    calls = {node: {callee for name in set(_WORD.findall(body)) for callee in by_name.get(name, ())} for node, body in own.items()}
+    accumulates = {node: _NEEDED in body for node, body in own.items()}
+    steps = {node: bool(_STEPS.search(body)) for node, body in own.items()}
+    changed = True
+    while changed:
+        changed = False
+        for node, callees in calls.items():
+            for flags in (accumulates, steps):
+                if not flags[node] and any(flags[c] for c in callees):
+                    flags[node] = changed = True
+    return {node: accumulates.get(node, False) and steps.get(node, False) for node in scopes}
 
 
 def _is_callback(scope: Scope, resolver: Resolver) -> bool:

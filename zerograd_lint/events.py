@@ -11,6 +11,7 @@ Operations:
     UPDATE         accumulates, steps and clears (mmengine `optim_wrapper.update_params(loss)`)
     CLEAR          clears the optimizers named by `keys`
     CLEAR_MODELS   clears the parameters of the modules/tensors named by `keys`
+    OVERWRITE      replaces .grad of the parameters named by `keys` (`p.grad = g`, `p.grad.copy_(g)`)
     MAY_CLEAR      an unresolved call that can reach the objects named by `keys`
 A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("params",) + root`.
 """
@@ -34,6 +35,7 @@ STEP_CLEAR = "step_clear"
 UPDATE = "update"
 CLEAR = "clear"
 CLEAR_MODELS = "clear_models"
+OVERWRITE = "overwrite"
 MAY_CLEAR = "may_clear"
 
 PARAMS = "params"
@@ -41,6 +43,7 @@ PARAMS = "params"
 _DIST_AUTOGRAD = ("torch.distributed.autograd", "distributed.autograd", "dist_autograd")
 _MANUAL_UPDATE_METHODS = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
 _GRAD_ZEROING_METHODS = frozenset({"zero_", "fill_", "mul_"})
+_GRAD_OVERWRITING_METHODS = frozenset({"fill_", "copy_", "set_"})
 
 
 @dataclass(frozen=True)
@@ -175,9 +178,12 @@ class Classifier:
         owner = _grad_owner(recv)
         if owner is not None:
             args = _positional(call)
+            keys = _owner_keys(r.keys(owner, frame))
             if method == "zero_" or method in _GRAD_ZEROING_METHODS and args and _is_zero(args[0]):
-                return [Event(CLEAR_MODELS, _owner_keys(r.keys(owner, frame)))]
-            return []
+                return [Event(CLEAR_MODELS, keys)]
+            if method in _GRAD_OVERWRITING_METHODS:  # new values replace the old ones
+                return [Event(OVERWRITE, keys)]
+            return []  # an in-place edit (clipping, unscaling, masking) is not a clear
         if method in _MANUAL_UPDATE_METHODS:
             target = r.keys(_strip_data(recv), frame)
             if target and any(_reads_grad_of(a.value, target, frame, r) for a in call.args):
@@ -312,7 +318,7 @@ class Classifier:
     # ------------------------------------------------------------------ statements
 
     def classify_assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, frame: Frame) -> list[Action]:
-        """`p.grad = None` clears; `p.grad = g` overwrites (a clear, then fresh gradients)."""
+        """`p.grad = None` clears; `p.grad = g` overwrites."""
         owner = _grad_owner(target) if isinstance(target, cst.Attribute) and target.attr.value == "grad" else None
         if owner is None:
             stripped = _strip_data(target)
@@ -326,7 +332,7 @@ class Classifier:
             return []
         if value is None or isinstance(value, cst.Name) and value.value == "None" or _is_zeros(value):
             return [Event(CLEAR_MODELS, keys)]
-        return [Event(CLEAR_MODELS, keys), Event(ACC)]
+        return [Event(OVERWRITE, keys)]
 
     def classify_augassign(self, node: cst.AugAssign, frame: Frame) -> list[Action]:
         """`w -= lr * w.grad`: a hand-written update of `w`."""

@@ -120,6 +120,8 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
         elif event.op == ev.CLEAR:
             strong = tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys))
             resolved[node] = Resolved(ev.CLEAR, strong=strong)
+        elif event.op == ev.OVERWRITE:  # the old gradients go, fresh ones take their place
+            resolved[node] = Resolved(ev.ACC, strong=tuple(linked(event.keys) or unknown))
         elif event.op == ev.CLEAR_MODELS:
             strong = linked(event.keys)
             if strong:
@@ -239,6 +241,8 @@ class _Machine:
             return
         obs = self.obs
         if r.op == ev.ACC:
+            for key in r.strong:
+                sets.pop(key, None)
             for key in list(sets):
                 if sets[key].discarded:
                     sets[key] = sets[key]._replace(discarded=None)

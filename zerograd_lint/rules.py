@@ -69,6 +69,12 @@ def _call(graph: cfg.Graph, node: int) -> str:
 
 
 def judge(analysis: Analysis) -> list[Raw]:
+    """Findings of one graph. Code outside any loop runs once: "once per step" is a property of
+    loops, so only findings anchored at a loop (or a per-batch callback) are kept."""
+    return [raw for raw in _judge(analysis) if raw.loop is not None]
+
+
+def _judge(analysis: Analysis) -> list[Raw]:
     graph = analysis.graph
     obs = analysis.observations
     out: list[Raw] = []
