@@ -1,0 +1,217 @@
+"""The command line as users meet it: output lines, exit codes, selection, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from zerograd_lint import __version__
+from zerograd_lint.cli import main
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+
+STALE = """\
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in data:
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+CLEAN = STALE.replace("    loss = ((", "    optimizer.zero_grad()\n    loss = ((")
+DISCARDED = """\
+for i, (x, y) in enumerate(data):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+"""
+
+
+def run(*args: str, cwd: Path | None = None):
+    runner = CliRunner()
+    if cwd is None:
+        return runner.invoke(main, list(args), catch_exceptions=False)
+    with runner.isolated_filesystem(temp_dir=cwd):
+        return runner.invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "stale.py").write_text(STALE)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "discarded.py").write_text(DISCARDED)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_findings_print_one_line_each_and_exit_1(tree: Path) -> None:
+    result = run(".")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "pkg/discarded.py:1:1: ZG003 optimizer.zero_grad() (line 2) discards gradients that "
+        "model(x).sum().backward() (line 3) accumulated for optimizer.step() (line 5) before the "
+        "step applies them: clear right after the step instead",
+        "stale.py:4:1: ZG001 optimizer.step() (line 7) applies gradients an earlier step already "
+        "applied: nothing clears them in this loop",
+    ]
+    assert result.stderr == "Found 2 findings in 2 files (3 files checked).\n"
+
+
+def test_clean_file_exits_0(tree: Path) -> None:
+    result = run("clean.py")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "All checks passed (1 file checked).\n"
+
+
+def test_default_path_is_the_current_directory(tree: Path) -> None:
+    assert run().stdout == run(".").stdout
+
+
+def test_select_and_ignore_take_prefixes(tree: Path) -> None:
+    assert {l.split()[1] for l in run("--select", "ZG00", "--ignore", "ZG003").stdout.splitlines()} == {"ZG001"}
+    assert {l.split()[1] for l in run("--select", "ZG003").stdout.splitlines()} == {"ZG003"}
+    result = run("--ignore", "ZG")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_more_specific_select_beats_broader_ignore(tree: Path) -> None:
+    codes = {l.split()[1] for l in run("--ignore", "ZG", "--select", "ZG001").stdout.splitlines()}
+    assert codes == {"ZG001"}
+
+
+def test_unknown_code_is_a_usage_error(tree: Path) -> None:
+    result = run("--select", "E501")
+    assert result.exit_code == 2
+    assert "unknown rule code or prefix: E501" in result.stderr
+
+
+def test_json_output(tree: Path) -> None:
+    result = run("--output-format", "json", "stale.py")
+    assert result.exit_code == 1
+    [item] = json.loads(result.stdout)
+    assert item == {
+        "code": "ZG001",
+        "name": "stale-gradients",
+        "message": "optimizer.step() (line 7) applies gradients an earlier step already applied: "
+        "nothing clears them in this loop",
+        "path": "stale.py",
+        "line": 4,
+        "column": 1,
+        "end_line": 4,
+        "end_column": 4,
+        "fix": None,
+    }
+
+
+def test_json_output_when_clean_is_an_empty_array(tree: Path) -> None:
+    result = run("--output-format", "json", "clean.py")
+    assert (result.exit_code, json.loads(result.stdout)) == (0, [])
+
+
+def test_exit_zero(tree: Path) -> None:
+    result = run("--exit-zero", "stale.py")
+    assert result.exit_code == 0 and "ZG001" in result.stdout
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.stdout == f"zerograd-lint {__version__}\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("syntax.py", b"loss.backward()\ndef f(:\n", "syntax error at 2:"),
+        ("binary.py", b"\x00\x01loss.backward()", "binary file (contains NUL bytes)"),
+        ("latin.py", b"x = '\xe9\xff'\nloss.backward()\n", "cannot decode"),
+        ("nested.py", b"loss.backward()\nx = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "too many nested parentheses"),
+        ("chain.py", b"loss.backward()\nx = (" + b" +\n".join([b"a"] * 20000) + b")\n", "too deeply nested"),
+    ],
+)
+def test_bad_input_gets_one_line_and_the_rest_is_checked(tree: Path, name: str, content: bytes, reason: str) -> None:
+    (tree / name).write_bytes(content)
+    result = run(name, "stale.py")
+    assert result.exit_code == 2
+    errors = [l for l in result.stderr.splitlines() if l.startswith("zerograd-lint: error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"zerograd-lint: error: {name}: ")
+    assert reason in errors[0]
+    assert "stale.py:4:1: ZG001" in result.stdout
+
+
+def test_declared_encoding_is_honoured(tree: Path) -> None:
+    (tree / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + STALE.encode() + b"s = '\xe9'\n")
+    result = run("latin.py")
+    assert result.exit_code == 1 and "latin.py:5:1: ZG001" in result.stdout
+
+
+def test_missing_path(tree: Path) -> None:
+    result = run("nope.py", "clean.py")
+    assert result.exit_code == 2
+    assert "zerograd-lint: error: nope.py: no such file or directory" in result.stderr
+
+
+def test_unreadable_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerograd_lint import runner
+
+    real = runner.read_source
+
+    def read(path: str) -> bytes:
+        if path == "secret.py":
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    (tree / "secret.py").write_text(STALE)
+    monkeypatch.setattr(runner, "read_source", read)
+    result = run("secret.py", "stale.py")
+    assert result.exit_code == 2
+    assert "zerograd-lint: error: secret.py: cannot read: Permission denied" in result.stderr
+    assert "stale.py:4:1: ZG001" in result.stdout
+
+
+def test_exit_zero_never_hides_errors(tree: Path) -> None:
+    result = run("--exit-zero", "nope.py")
+    assert result.exit_code == 2
+
+
+def test_discovery_skips_environments_and_caches(tree: Path) -> None:
+    for folder in (".git", "__pycache__", "build", "node_modules", "my-env"):
+        (tree / folder).mkdir()
+        (tree / folder / "stale.py").write_text(STALE)
+    (tree / "my-env" / "pyvenv.cfg").write_text("home = /usr\n")
+    result = run(".")
+    assert sorted({l.split(":")[0] for l in result.stdout.splitlines()}) == ["pkg/discarded.py", "stale.py"]
+
+
+def test_explicit_file_is_checked_whatever_its_name(tree: Path) -> None:
+    (tree / "train.txt").write_text(STALE)
+    assert "train.txt:4:1: ZG001" in run("train.txt").stdout
+
+
+def test_examples_report_exactly_the_documented_bugs() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "zerograd_lint", "examples"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    found = {(line.split(":")[0], line.split()[1]) for line in result.stdout.splitlines()}
+    assert found == {
+        ("examples/stale_gradients.py", "ZG001"),
+        ("examples/cleared_before_step.py", "ZG002"),
+        ("examples/accumulation_discarded.py", "ZG003"),
+    }
+    assert result.stderr.strip() == "Found 3 findings in 3 files (6 files checked)."
+
+
+def test_console_script_on_a_clean_file() -> None:
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "zerograd-lint"), "examples/train_mlp.py"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert (result.returncode, result.stdout) == (0, "")
