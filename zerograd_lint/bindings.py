@@ -46,6 +46,7 @@ class Info:
     kind: str
     links: frozenset[Key] = frozenset()
     links_known: bool = False
+    reevaluates_closure: bool = False  # LBFGS calls step()'s closure several times per step
 
 
 @dataclass(eq=False)
@@ -307,7 +308,12 @@ class Resolver:
                     links |= found
         for kind in (OPTIMIZER, ENGINE, SCALER, ACCELERATOR, SCHEDULER, ENV):
             if kind in kinds:
-                return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER)
+                repeats = any(
+                    isinstance(b.value, cst.Call)
+                    and (dotted_name(b.value.func) or "").rsplit(".", 1)[-1] in vocabulary.CLOSURE_REEVALUATING
+                    for b, _ in self._values.get(key, []) + self._attr_values(key)
+                )
+                return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER, repeats)
         name = last_name(key)
         if vocabulary.reads_as_not_optimizer(name):
             return Info(SCHEDULER if "sched" in name.lower() else OTHER)
@@ -381,17 +387,6 @@ class Resolver:
             if isinstance(expr.func, cst.Attribute):
                 out |= self.link_roots(expr.func.value, frame, depth + 1)
             return out
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            out = set()
-            for element in expr.elements:
-                out |= self.link_roots(element.value, frame, depth + 1)
-            return out
-        if isinstance(expr, cst.Dict):
-            out = set()
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    out |= self.link_roots(element.value, frame, depth + 1)
-            return out
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             out = set()
             comp: cst.CompFor | None = expr.for_in
@@ -407,7 +402,15 @@ class Resolver:
                     if binding.value is not None and not binding.is_param:
                         out |= self.link_roots(binding.value, owner, depth + 1)
             return out
-        return set()
+        if isinstance(expr, cst.Lambda):
+            return set()
+        out = set()  # anything else (lists, dicts of param groups, `a + b`, ...): its parts
+        for child in expr.children:
+            if isinstance(child, (cst.Element, cst.DictElement, cst.StarredElement, cst.StarredDictElement)):
+                child = child.value
+            if isinstance(child, cst.BaseExpression):
+                out |= self.link_roots(child, frame, depth + 1)
+        return out
 
     def expand(self, keys: set[Key]) -> set[Key]:
         """Add what wrappers wrap: `ddp = DDP(model)` makes `ddp` and `model` one module."""

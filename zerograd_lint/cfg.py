@@ -320,7 +320,7 @@ class Builder:
             self.stack.pop()
 
     def step_with_closure(self, action: ev.StepWithClosure, call: cst.CSTNode) -> None:
-        """LBFGS and friends evaluate the closure, step, and may evaluate it again."""
+        """The optimizer evaluates the closure and steps; LBFGS evaluates it again and again."""
         site = self.site(call)
         if self.loops:
             anchor = self.graph.loops[self.loops[-1]]
@@ -336,10 +336,17 @@ class Builder:
                 self.inline(ev.Inline(closure, action.scope, {}, self.frame.cls))
             self.event(ev.Event(ev.STEP, action.keys), call)
 
+        first = len(self.graph.ops)
         self._loop_body(loop, body, infinite=True)
-        # leaving: after any step
-        step_node = len(self.graph.ops) - 2  # the step event precedes the back edge
+        back = len(self.graph.ops) - 1
+        step_node = back - 1  # the step event precedes the back edge
         self.preds = [step_node]
+        accumulates = any(
+            self.graph.ops[n] == EVENT and self.graph.args[n].event.op == ev.ACC for n in range(first, step_node)
+        )
+        repeats = any(self.resolver.info(k).reevaluates_closure for k in action.keys)
+        if not (accumulates and repeats):  # evaluated once, or re-evaluated without effect
+            self.graph.succ[step_node].remove(back)
 
     # ---------------------------------------------------------------- statements
 

@@ -14,7 +14,7 @@ import tokenize
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from zerograd_lint import rules
+from zerograd_lint import rules, vocabulary
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder, TooComplex
 from zerograd_lint.events import Classifier
@@ -30,7 +30,7 @@ def check_source(source: str | bytes, path: str = "<stdin>") -> list[Finding]:
     """Check one module's source; raise `SourceError` when it cannot be checked."""
     text = _decode(source, path)
     markers = rules.scan_markers(text)
-    if _NEEDED not in text:
+    if _NEEDED not in text or _other_framework(text):
         raws: list[rules.Raw] = []
     else:
         try:
@@ -110,6 +110,15 @@ def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
 
 _WORD = re.compile(r"\w+")
 _STEPS = re.compile(r"step|zero_grad|\.grad\b|update_params")
+
+
+_IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
+
+
+def _other_framework(text: str) -> bool:
+    """The file trains with another framework (and not with torch)."""
+    imported = set(_IMPORTS.findall(text))
+    return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
 
 
 def _text_of(source: str | bytes) -> str:

@@ -123,11 +123,11 @@ def _depth(graph: cfg.Graph, loop: cfg.Loop) -> int:
 
 def _why_stale(analysis: Analysis, key: Key, loop: cfg.Loop | None, tags) -> str:
     graph = analysis.graph
-    if loop is not None and loop.keyword == "step":
-        return "the closure it evaluates calls backward without clearing them first"
     clears = analysis.nodes("clear", key)
     if not clears:
         return "nothing clears them" + (" in this loop" if loop is not None else "")
+    if loop is not None and loop.keyword == "step":
+        return "the closure it evaluates calls backward without clearing them first"
     inside = [c for c in clears if loop is not None and loop.id in graph.loops_of[c]]
     if loop is not None and not inside:
         return f"{_call(graph, clears[0])} runs outside this loop"

@@ -20,6 +20,8 @@ OPTIMIZER_CLASSES = frozenset(
         "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "OptimWrapper", "AmpOptimWrapper",
     }
 )
+# Optimizers that evaluate step()'s closure more than once per step; the others call it once.
+CLOSURE_REEVALUATING = frozenset({"LBFGS"})
 _OPTIMIZER_FACTORY = re.compile(
     r"(?i)^(create|build|make|get|init|setup|configure|load)_?optim(izer|iser)?s?$|^configure_optimizers$"
 )
@@ -98,6 +100,11 @@ HARMLESS_MODULES = frozenset(
         "warnings", "datetime", "F", "nn", "dist", "xm", "plt", "string", "operator",
     }
 )
+
+
+# Frameworks whose backward, step and zero_grad are not PyTorch's (MXNet's backward overwrites by
+# default; Paddle clears with clear_grad()). A file that imports one of them and not torch is skipped.
+OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "flax", "paddle", "mindspore", "oneflow", "keras", "chainer", "tinygrad", "mlx")
 
 
 def _tokens(name: str) -> list[str]:

@@ -41,7 +41,7 @@ class GradientMisuseWarning(UserWarning):
 
 
 def finding(code: str, optimizer: str, what: str, parameters: Sequence[str], fix: str) -> Finding:
-    """Build a finding whose message reads ``<code> <optimizer> <what> (parameters: ...): <fix>``."""
+    """A finding whose message reads ``<code> <optimizer> <what> (parameters: ...): <fix>``."""
     listed = ", ".join(parameters[:_LISTED])
     if len(parameters) > _LISTED:
         listed += f" and {len(parameters) - _LISTED} more"

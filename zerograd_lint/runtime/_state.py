@@ -1,0 +1,87 @@
+"""What the guard remembers about passes, parameters and optimizers."""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import CodeType
+
+import torch
+from torch.optim import Optimizer
+
+Models = torch.nn.Module | Iterable[torch.nn.Module] | Mapping[str, torch.nn.Module]
+
+
+@dataclass(eq=False)
+class PassState:
+    """One backward pass that accumulated into guarded parameters."""
+
+    site: tuple[tuple[CodeType, int], ...]
+    """The user's frames (code, line) when backward ran, innermost first."""
+    params: list[ParamState] = field(default_factory=list)
+    key: object = None
+    """Set when the pass ends: its site and the optimizers it reached. Passes with equal keys are
+    "the same backward" in different iterations, which is what the guard learns about."""
+    stepped: bool = False
+    """Some optimizer stepped after this pass and before the next one."""
+
+    @property
+    def where(self) -> str:
+        if not self.site:  # the pass ran on a device thread: no Python caller to see
+            return "an unknown line"
+        code, line = self.site[0]
+        return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+@dataclass(eq=False)
+class ParamState:
+    tensor: torch.Tensor
+    name: str
+    index: int
+    """Position among the guarded parameters: messages list them in this order."""
+    owners: list[OptState] = field(default_factory=list)
+    fresh: list[PassState] = field(default_factory=list)
+    """Passes that added to ``.grad`` since it was last cleared and that no step has applied."""
+    applied: bool = False
+    """``.grad`` holds contributions a step already applied (it was not cleared since)."""
+    norm: torch.Tensor | None = None
+    """The norm of .grad when the last pass ended: clearing zeros or inf/nan loses nothing."""
+    seen: tuple[weakref.ref[torch.Tensor], int] | None = None
+    """.grad and its version when the last pass ended."""
+
+
+@dataclass(eq=False)
+class OptState:
+    optimizer: Optimizer
+    name: str
+    params: list[ParamState] = field(default_factory=list)
+    feeds: set[object] = field(default_factory=set)
+    """Keys of the passes whose contributions a step of this optimizer applied."""
+    held: dict[object, tuple[PassState, set[ParamState]]] = field(default_factory=dict)
+    """Discards of passes not (yet) known to feed this optimizer, one per pass key."""
+    in_closure: bool = False
+    reaccumulated: list[ParamState] = field(default_factory=list)
+
+
+def parameter_names(models: Models | None) -> dict[int, str]:
+    """``id(parameter) -> name`` from ``named_parameters()``, prefixed by the key of a mapping."""
+    if models is None:
+        return {}
+    if isinstance(models, torch.nn.Module):
+        named = [("", models)]
+    elif isinstance(models, Mapping):
+        named = [(f"{key}.", model) for key, model in models.items()]
+    else:
+        named = [("", model) for model in models]
+    names: dict[int, str] = {}
+    for prefix, model in named:
+        for name, tensor in model.named_parameters():
+            names.setdefault(id(tensor), prefix + name)
+    return names
+
+
+def names_of(params: Iterable[ParamState]) -> list[str]:
+    """The names of ``params``, each once, in the order the optimizers hold them."""
+    return [p.name for p in sorted(set(params), key=lambda p: p.index)]
