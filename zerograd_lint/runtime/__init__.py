@@ -75,8 +75,9 @@ Known limits
 ------------
 - Clears are seen late: when the next pass opens or the optimizer next steps; a clear after the
   last of those is never seen. A gradient edited to all zeros reads as a clear.
-- ``p.grad.data.zero_()`` between a backward and the step goes unseen (no ZG002): ``.data``
-  skips the version counter that the guard trusts there.
+- At a step, ``p.grad.data.zero_()`` since the last backward goes unseen: ``.data`` skips the
+  version counter the guard trusts there. So no ZG002 for it, and should a second step follow
+  with no backward between, a ZG001.
 - "All zeros" is a 2-norm of 0: gradients below about 1e-23 read as zeros, above about 1e19 as
   not finite. Either way a finding is missed, never made up.
 - The parameters are those of the optimizers' param groups at attach time that required grad.
