@@ -174,8 +174,9 @@ def _assigned_names(target: cst.BaseExpression) -> frozenset[str]:
 
 
 class Builder:
-    def __init__(self, module: cst.Module, resolver: Resolver, positions, classifier: ev.Classifier) -> None:
+    def __init__(self, module: cst.Module, resolver: Resolver, positions, classifier: ev.Classifier, followed) -> None:
         self.module = module
+        self.followed = followed  # functions that touch gradients; calls to others are skipped
         self.resolver = resolver
         self.positions = positions
         self.classifier = classifier
@@ -301,7 +302,7 @@ class Builder:
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), self.site(node))
 
     def inline(self, action: ev.Inline) -> None:
-        if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH:
+        if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH or action.func not in self.followed:
             return
         self.inlined.add(action.func)
         parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)

@@ -1,12 +1,11 @@
 """Source text in, findings out: the pure core. No I/O, no printing, no exiting.
 
-text -> CST -> scopes -> one graph per analysed function (callers inline their callees) ->
+text -> a first look with `ast` (which functions can matter) -> CST -> scopes -> one graph per analysed function (callers inline their callees) ->
 states along paths -> raw findings -> suppression -> `Finding`s.
 """
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
@@ -21,6 +20,7 @@ from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.scopes import Scope, build_scopes, dotted_name
+from zerograd_lint.survey import MODULE, Unparsable, survey
 
 # Every spelling of ACCUMULATE contains this word; a file without it has no finding to make.
 _NEEDED = "backward"
@@ -34,7 +34,7 @@ def check_source(source: str | bytes, path: str = "<stdin>") -> list[Finding]:
         raws: list[rules.Raw] = []
     else:
         try:
-            raws = _analyse(source, path)
+            raws = _analyse(text, path)
         except RecursionError:
             raise SourceError(path, "too deeply nested to analyse") from None
     kept, _ = rules.suppress(raws, markers)
@@ -53,31 +53,15 @@ def _decode(source: str | bytes, path: str) -> str:
         raise SourceError(path, f"cannot decode: {exc}") from None
 
 
-# LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
-# nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
-MAX_DEPTH = 1000
-
-
-def _check_depth(text: str, path: str) -> None:
-    """Refuse what CPython cannot parse or what is too deep for LibCST, before LibCST sees it."""
+def _analyse(text: str, path: str) -> list[rules.Raw]:
     try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise SourceError(path, f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:
-        raise SourceError(path, f"too deeply nested to analyse ({type(exc).__name__})") from None
-    stack = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise SourceError(path, f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-
-
-def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
-    _check_depth(_text_of(source), path)
+        found = survey(text)
+    except Unparsable as exc:
+        raise SourceError(path, exc.reason) from None
+    if not found.roots:
+        return []
     try:
-        module = cst.parse_module(source)
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise SourceError(path, f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}") from None
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:  # bad encoding declarations
@@ -85,12 +69,12 @@ def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     scopes = build_scopes(module)
     resolver = Resolver(scopes)
-    builder = Builder(module, resolver, positions, Classifier(resolver))
-    relevant = _relevant(scopes, positions, _text_of(source))
+    lines = {node: positions[node].start.line if scope.kind == "function" else MODULE for node, scope in scopes.items()}
+    builder = Builder(module, resolver, positions, Classifier(resolver), {n for n, l in lines.items() if l in found.followed})
 
     per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
     for node, scope in scopes.items():
-        if scope.kind == "class" or not relevant[node]:
+        if scope.kind == "class" or lines[node] not in found.roots:
             continue
         callback = node if scope.kind == "function" and _is_callback(scope, resolver) else None
         frame = Frame(scope, cls=scope.enclosing_class())
@@ -108,10 +92,6 @@ def _analyse(source: str | bytes, path: str) -> list[rules.Raw]:
     return list(raws.values())
 
 
-_WORD = re.compile(r"\w+")
-_STEPS = re.compile(r"step|zero_grad|\.grad\b|update_params")
-
-
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -119,42 +99,6 @@ def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch)."""
     imported = set(_IMPORTS.findall(text))
     return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
-
-
-def _text_of(source: str | bytes) -> str:
-    return source if isinstance(source, str) else _decode(source, "")
-
-
-def _relevant(scopes: dict[cst.CSTNode, Scope], positions, text: str) -> dict[cst.CSTNode, bool]:
-    """Which functions (and the module body) can hold a finding: those that, themselves or through
-    the functions of this module they call, both accumulate and step. Only those are analysed."""
-    lines = text.splitlines()
-    own: dict[cst.CSTNode, str] = {}
-    for node, scope in scopes.items():
-        if scope.kind == "function":
-            pos = positions[node]
-            own[node] = "\n".join(lines[pos.start.line - 1 : pos.end.line])
-        elif scope.kind == "module":
-            own[node] = "\n".join(
-                "\n".join(lines[positions[stmt].start.line - 1 : positions[stmt].end.line])
-                for stmt in node.body
-                if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
-            )
-    by_name: dict[str, list[cst.CSTNode]] = {}
-    for node, scope in scopes.items():
-        if scope.kind == "function":
-            by_name.setdefault(scope.name, []).append(node)
-    calls = {node: {callee for name in set(_WORD.findall(body)) for callee in by_name.get(name, ())} for node, body in own.items()}
-    accumulates = {node: _NEEDED in body for node, body in own.items()}
-    steps = {node: bool(_STEPS.search(body)) for node, body in own.items()}
-    changed = True
-    while changed:
-        changed = False
-        for node, callees in calls.items():
-            for flags in (accumulates, steps):
-                if not flags[node] and any(flags[c] for c in callees):
-                    flags[node] = changed = True
-    return {node: accumulates.get(node, False) and steps.get(node, False) for node in scopes}
 
 
 def _is_callback(scope: Scope, resolver: Resolver) -> bool:

@@ -93,8 +93,7 @@ def _judge(analysis: Analysis) -> list[Raw]:
             line, column, length, loop = _anchor(graph, step, discard.crossed)
             message = (
                 f"{_call(graph, discard.clear)} clears the gradients of {_call(graph, discard.backward)} "
-                f"before {_call(graph, step)} applies them, so the step applies nothing: "
-                "clear before the backward or after the step"
+                f"before {_call(graph, step)} can apply them: clear before the backward or after the step"
             )
             out.append(Raw("ZG002", line, column, length, message, loop))
 

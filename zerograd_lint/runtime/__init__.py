@@ -7,6 +7,12 @@ Usage::
     with runtime.guard(optimizer, models=model) as g:  # or g = runtime.attach(...); g.detach()
         train()
 
+    with runtime.guard(params=[w, b]):  # tensors updated by hand: w -= lr * w.grad
+        train()
+
+    with runtime.guard_all():  # every optimizer made in it, every tensor updated by hand
+        runpy.run_path("train.py", run_name="__main__")
+
 With ``on_error="raise"`` (the default), a :class:`GradientMisuseError` (``.code``,
 ``.findings``) comes out of the call where the misuse became certain: ``optimizer.step()``,
 ``loss.backward()`` or the return of a step's closure. ``"warn"`` issues a
@@ -23,6 +29,12 @@ For each parameter of the guarded optimizers: the *fresh* contributions in its `
 (backward passes since the last clear that no step has applied), and whether it holds *applied*
 ones (a step used them and no clear followed): the FRESH and CONSUMED states of rules.md.
 
+Tensors updated by hand are a gradient set of their own, named ``"hand-written"``: those given as
+``params``, and under :func:`guard_all` every leaf a backward pass reaches (found by walking its
+graph) that no guarded optimizer holds. For these the guard also keeps a copy of each value.
+:func:`guard_all` replaces ``torch.optim.Optimizer.__init__`` and ``torch.autograd.backward``
+until the block ends, to see optimizers made and backward passes started.
+
 How each event is observed
 --------------------------
 ACCUMULATE: on each parameter, ``Tensor.register_hook`` runs before a backward pass adds into
@@ -35,6 +47,12 @@ STEP: ``register_step_pre_hook`` and ``register_step_post_hook`` on each optimiz
 ``GradScaler.step`` skips for inf/nan runs no hook: it is no step. For ``step(closure)`` the
 pre-hook wraps the closure: each evaluation after the first marks what the one before left in
 ``.grad`` as applied.
+
+An update by hand (``w -= lr * w.grad``, ``p.data.add_(p.grad, alpha=-lr)``) runs no hook: it is
+inferred when a pass opens, from each tensor updated by hand against its copy. A changed value
+applied what ``.grad`` held, and came before any clear (after a clear nothing is left to apply).
+A tensor written (its version counter moved) but left as it was, while its ``.grad`` was
+cleared, was updated after the clear, with nothing.
 
 CLEAR: inferred, not hooked: a ``.grad`` that is None or all zeros where the guard knew of
 contributions was cleared. That covers every spelling: ``zero_grad()`` with either
@@ -50,12 +68,13 @@ version, as uncleared.
 
 The findings
 ------------
-ZG001 at a step: some parameter still holds contributions a step applied. With
-``step(closure)`` (LBFGS evaluates the closure several times per step): a backward in the
-closure added to what an earlier evaluation, or step, left.
+ZG001 at a step (for an update by hand: out of the next ``backward()``): some parameter still
+holds contributions a step applied. With ``step(closure)`` (LBFGS evaluates the closure several
+times per step): a backward in the closure added to what an earlier evaluation, or step, left.
 
-ZG002 at a step: no gradient is left to apply, and since the guard last looked a clear dropped
-fresh contributions: the clear sits between the backward and the step.
+ZG002 at a step (for an update by hand: out of the next ``backward()``): no gradient is left to
+apply, and since the guard last looked a clear dropped fresh contributions: the clear sits
+between the backward and the step.
 
 ZG003 when a clear dropped fresh contributions of a pass *meant for* a step. rules.md: "a
 backward counts toward the set(s) whose step can follow it". At run time only one path is seen,
@@ -83,17 +102,29 @@ Known limits
 - The parameters are those of the optimizers' param groups at attach time that required grad.
 - On an accelerator, hooks run on a device thread that does not see the caller's Python stack:
   passes are told apart by the optimizers they reach only. Reading a norm syncs with the host.
-- Hand-written updates (``p.data -= lr * p.grad``) are no steps to the guard. Training must run
-  on one thread: the hooks share unsynchronised state.
+- Updates by hand are seen when the next pass opens, never after the last one, and findings
+  about them come out of that ``backward()``: with ``"raise"``, after the faulty update.
+  Any change to the value of a tensor updated by hand counts as an update (decay or clamping
+  too: harmless when ``.grad`` is cleared). An update through ``.data`` after a clear leaves
+  value and version as they were: unseen, no ZG002. A tensor an optimizer holds is watched
+  through that optimizer's steps only, even if it is updated by hand.
+- :func:`guard_all` sees the optimizers made in the block, with the param groups they have when
+  ``Optimizer.__init__`` returns; those made before it are not guarded, and their parameters
+  count as updated by hand. It does not see a backward through a ``torch.autograd.backward``
+  imported before the block. It keeps every leaf it meets until the block ends: inputs made to
+  require grad on each iteration pile up, a copy each, compared at every pass.
+- Training must run on one thread: the hooks share unsynchronised state.
 - Cost per pass: two Python hooks per parameter, one batched norm of the gradients at its end,
   and, for loops that zero in place, a norm per gradient when it opens; per step: a norm per
-  gradient edited since the pass (clipping). benchmarks/guard_overhead.py measures it.
+  gradient edited since the pass (clipping). benchmarks/guard_overhead.py measures it. For
+  tensors updated by hand, a comparison with the copy per pass and a new copy per update; under
+  :func:`guard_all`, a walk of the graph per ``backward()``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from zerograd_lint.runtime._findings import (
@@ -104,16 +135,26 @@ from zerograd_lint.runtime._findings import (
 )
 
 if TYPE_CHECKING:
+    from torch import Tensor
     from torch.optim import Optimizer
 
     from zerograd_lint.runtime._guard import Guard
     from zerograd_lint.runtime._state import Models
 
-__all__ = ["Finding", "GradientMisuseError", "GradientMisuseWarning", "Guard", "attach", "guard"]
+__all__ = [
+    "Finding",
+    "GradientMisuseError",
+    "GradientMisuseWarning",
+    "Guard",
+    "attach",
+    "guard",
+    "guard_all",
+]
 
 
 def attach(
     *optimizers: Optimizer,
+    params: Iterable[Tensor] | None = None,
     models: Models | None = None,
     names: Sequence[str] | None = None,
     on_error: OnError = "raise",
@@ -121,6 +162,7 @@ def attach(
 ) -> Guard:
     """Start watching ``optimizers`` and their parameters; ``Guard.detach()`` stops.
 
+    ``params`` are tensors updated by hand (``p -= lr * p.grad``), those that no optimizer holds.
     ``models`` (a module, several, or a mapping of prefixes to modules) names the parameters in
     messages, ``names`` the optimizers (one name each). ``accumulation_steps`` is the number of
     backward passes meant to feed each step.
@@ -129,6 +171,7 @@ def attach(
 
     return Guard(
         optimizers,
+        params=None if params is None else list(params),
         models=models,
         names=names,
         on_error=on_error,
@@ -139,6 +182,7 @@ def attach(
 @contextlib.contextmanager
 def guard(
     *optimizers: Optimizer,
+    params: Iterable[Tensor] | None = None,
     models: Models | None = None,
     names: Sequence[str] | None = None,
     on_error: OnError = "raise",
@@ -147,10 +191,36 @@ def guard(
     """:func:`attach` for the duration of a ``with`` block."""
     attached = attach(
         *optimizers,
+        params=params,
         models=models,
         names=names,
         on_error=on_error,
         accumulation_steps=accumulation_steps,
+    )
+    try:
+        yield attached
+    finally:
+        attached.detach()
+
+
+@contextlib.contextmanager
+def guard_all(*, on_error: OnError = "raise", accumulation_steps: int = 1) -> Iterator[Guard]:
+    """Guard everything that trains in the ``with`` block, all detached when it ends.
+
+    Every optimizer constructed in the block is guarded, named by class and order (``"SGD #0"``),
+    and so is every tensor a backward pass in it accumulates into that none of them holds, as
+    updated by hand.
+    """
+    from zerograd_lint.runtime._guard import Guard
+
+    attached = Guard(
+        (),
+        params=None,
+        models=None,
+        names=None,
+        on_error=on_error,
+        accumulation_steps=accumulation_steps,
+        watch_all=True,
     )
     try:
         yield attached

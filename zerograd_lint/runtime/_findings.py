@@ -19,9 +19,11 @@ class Finding:
     """``"ZG001"``, ``"ZG002"`` or ``"ZG003"``: the same codes as the static analysis."""
     message: str
     optimizer: str
-    """The name given to ``attach``, else the class name and position, e.g. ``"Adam #0"``."""
+    """The name given to ``attach``, else the class name and position, e.g. ``"Adam #0"``;
+    ``"hand-written"`` for tensors updated by hand."""
     parameters: tuple[str, ...]
-    """Names from the models given to ``attach``, else ``param_groups[g][i] (shape)``."""
+    """Names from the models given to ``attach``, else ``param_groups[g][i] (shape)``, or
+    ``params[i] (shape)`` for tensors updated by hand."""
 
     def __str__(self) -> str:
         return self.message

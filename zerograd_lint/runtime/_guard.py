@@ -6,12 +6,11 @@ import functools
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch.optim import Optimizer
 from torch.optim.optimizer import register_optimizer_step_post_hook
-from torch.utils.hooks import RemovableHandle
 
 from zerograd_lint.runtime import _reading
 from zerograd_lint.runtime._findings import (
@@ -42,12 +41,14 @@ class Guard:
         self,
         optimizers: Sequence[Optimizer],
         *,
+        params: Sequence[torch.Tensor] | None,
         models: Models | None,
         names: Sequence[str] | None,
         on_error: OnError,
         accumulation_steps: int,
+        watch_all: bool = False,
     ) -> None:
-        _check_arguments(optimizers, names, on_error, accumulation_steps)
+        _check_arguments(optimizers, params, names, on_error, accumulation_steps, watch_all)
         self.findings: list[Finding] = []
         """Everything found so far, each distinct finding once, in the order found."""
         self._on_error = on_error
@@ -56,48 +57,91 @@ class Guard:
         self._last: PassState | None = None  # the latest pass that accumulated anything
         self._discards: dict[tuple[OptState, PassState], list[ParamState]] = {}  # not judged yet
         self._unraised: list[Finding] = []
-        self._handles: list[RemovableHandle] = []
-
-        labels = parameter_names(models)
-        params: dict[int, ParamState] = {}
-        opts = []
+        self._labels = parameter_names(models)
+        self._params: dict[int, ParamState] = {}  # by id of the tensor
+        self._optimizers = 0
+        self._by_hand = OptState(None, "hand-written", step="update", clear="p.grad = None")
+        self._handles: list[Removable] = [register_optimizer_step_post_hook(self._after_any_step)]
         for index, optimizer in enumerate(optimizers):
-            opt = OptState(
-                optimizer, names[index] if names else f"{type(optimizer).__name__} #{index}"
-            )
-            for g, group in enumerate(optimizer.param_groups):
-                for i, tensor in enumerate(group["params"]):
-                    if not tensor.requires_grad:
-                        continue
-                    if id(tensor) not in params:
-                        label = labels.get(
-                            id(tensor), f"param_groups[{g}][{i}] {tuple(tensor.shape)}"
-                        )
-                        params[id(tensor)] = ParamState(tensor, label, len(params))
-                    params[id(tensor)].owners.append(opt)
-                    opt.params.append(params[id(tensor)])
-            opts.append(opt)
-        self._params = list(params.values())
-
-        for opt in opts:
+            self._watch(optimizer, names[index] if names else None)
+        self._watch_by_hand(params or ())
+        if watch_all:
             self._handles += (
-                opt.optimizer.register_step_pre_hook(functools.partial(self._before_step, opt)),
-                opt.optimizer.register_step_post_hook(functools.partial(self._after_step, opt)),
+                _Replaced(Optimizer, "__init__", self._watching_init),
+                _Replaced(torch.autograd, "backward", self._watching_backward),
             )
-        for param in self._params:
-            self._handles += (
-                param.tensor.register_hook(self._before_accumulate),
-                param.tensor.register_post_accumulate_grad_hook(
-                    functools.partial(self._after_accumulate, param)
-                ),
-            )
-        self._handles.append(register_optimizer_step_post_hook(self._after_any_step))
 
     def detach(self) -> None:
         """Remove every hook this guard added. Findings stay in :attr:`findings`."""
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+
+    # What is watched: the parameters of optimizers, and tensors updated by hand.
+
+    def _watch(self, optimizer: Optimizer, name: str | None) -> None:
+        opt = OptState(optimizer, name or f"{type(optimizer).__name__} #{self._optimizers}")
+        self._optimizers += 1
+        for g, group in enumerate(optimizer.param_groups):
+            for i, tensor in enumerate(group["params"]):
+                if not tensor.requires_grad:
+                    continue
+                param = self._param(tensor, f"param_groups[{g}][{i}] {tuple(tensor.shape)}")
+                if param.snapshot is not None:  # updated by hand so far: by the optimizer now
+                    param.owners.remove(self._by_hand)
+                    self._by_hand.params.remove(param)
+                    param.snapshot = None
+                param.owners.append(opt)
+                opt.params.append(param)
+        self._handles += (
+            optimizer.register_step_pre_hook(functools.partial(self._before_step, opt)),
+            optimizer.register_step_post_hook(functools.partial(self._after_step, opt)),
+        )
+
+    def _watch_by_hand(self, tensors: Iterable[torch.Tensor]) -> None:
+        """Watch those of ``tensors`` that require grad and that no guarded optimizer holds."""
+        for tensor in tensors:
+            if tensor.requires_grad and id(tensor) not in self._params:
+                label = f"params[{len(self._by_hand.params)}] {tuple(tensor.shape)}"
+                param = self._param(tensor, label)
+                param.snapshot = _reading.snapshot(tensor)
+                param.owners.append(self._by_hand)
+                self._by_hand.params.append(param)
+
+    def _param(self, tensor: torch.Tensor, label: str) -> ParamState:
+        """The state of ``tensor``, made and hooked the first time."""
+        param = self._params.get(id(tensor))
+        if param is None:
+            param = ParamState(tensor, self._labels.get(id(tensor), label), len(self._params))
+            self._params[id(tensor)] = param
+            self._handles += (
+                tensor.register_hook(self._before_accumulate),
+                tensor.register_post_accumulate_grad_hook(
+                    functools.partial(self._after_accumulate, param)
+                ),
+            )
+        return param
+
+    def _watching_init(self, init: Callable[..., None]) -> Callable[..., None]:
+        """``Optimizer.__init__`` that has the guard watch each optimizer it makes."""
+
+        @functools.wraps(init)
+        def __init__(optimizer: Optimizer, *args: Any, **kwargs: Any) -> None:
+            init(optimizer, *args, **kwargs)
+            self._watch(optimizer, None)
+
+        return __init__
+
+    def _watching_backward(self, backward: Callable[..., None]) -> Callable[..., None]:
+        """``torch.autograd.backward`` that first has the guard watch, as updated by hand, the
+        leaves it accumulates into that no guarded optimizer holds."""
+
+        @functools.wraps(backward)
+        def watched(*args: Any, **kwargs: Any) -> None:
+            self._watch_by_hand(_reading.leaves(args[0] if args else kwargs["tensors"]))
+            return backward(*args, **kwargs)
+
+        return watched
 
     # Backward passes: a hook runs before each guarded parameter accumulates, another after.
 
@@ -116,9 +160,13 @@ class Guard:
                 opt.reaccumulated.append(param)
 
     def _open_pass(self) -> PassState:
-        """Start a pass, after a full look at what was cleared: until the pass ends only autograd
-        runs, so this is what each parameter holds when it accumulates."""
-        self._observe(self._params, trust_versions=False)
+        """Start a pass, after a full look at what was updated by hand and cleared: until the pass
+        ends only autograd runs, so this is what each parameter holds when it accumulates."""
+        rewritten = self._updates_by_hand()
+        self._observe(self._params.values(), trust_versions=False)
+        emptied = [p for p in rewritten if not (p.fresh or p.applied)]
+        if emptied:  # cleared, then updated with nothing
+            self._check_step(self._by_hand, emptied)
         self._pass = PassState(_reading.call_site())
         engine = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
         engine.queue_callback(functools.partial(self._pass_ended, self._pass))
@@ -155,7 +203,7 @@ class Guard:
         self._observe(opt.params, trust_versions=True)
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
         if closure is None:
-            self._check_step(opt)
+            self._check_step(opt, opt.params)
             changed = None
         else:  # the closure makes the gradients this step applies: watch it instead
             evaluate = self._watch_closure(opt, closure)
@@ -167,37 +215,38 @@ class Guard:
         self._raise()
         return changed
 
-    def _check_step(self, opt: OptState) -> None:
-        stale = [p for p in opt.params if p.applied]
-        mine = [(gone, params) for (o, gone), params in self._discards.items() if o is opt]
+    def _check_step(self, opt: OptState, params: list[ParamState]) -> None:
+        """Judge a step of ``params`` (of ``opt``) that is about to apply their ``.grad``."""
+        stale = [p for p in params if p.applied]
+        mine = [(gone, dropped) for (o, gone), dropped in self._discards.items() if o is opt]
         if stale:
             self._emit(
                 finding(
                     "ZG001",
                     opt.name,
-                    "step applies gradients an earlier step already applied",
+                    f"{opt.step} applies gradients an earlier {opt.step} already applied",
                     names_of(stale),
-                    "clear them after each step with optimizer.zero_grad()",
+                    f"clear them after each {opt.step} with {opt.clear}",
                 )
             )
-        elif mine and not any(p.fresh for p in opt.params):
+        elif mine and not any(p.fresh for p in params):
             for gone, _ in mine:
                 del self._discards[opt, gone]
             self._emit(
                 finding(
                     "ZG002",
                     opt.name,
-                    f"step applies no gradient: those of the backward at {mine[-1][0].where}"
-                    " were cleared before it",
-                    names_of(p for _, params in mine for p in params),
-                    "clear before backward or after step, not between them",
+                    f"{opt.step} applies no gradient: those of the backward at"
+                    f" {mine[-1][0].where} were cleared before it",
+                    names_of(p for _, dropped in mine for p in dropped),
+                    f"clear before backward or after {opt.step}, not between them",
                 )
             )
 
     def _after_step(
         self, opt: OptState, optimizer: Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
-        self._apply(opt)
+        self._apply(opt, opt.params)
         self._raise()
 
     def _after_any_step(
@@ -212,7 +261,7 @@ class Guard:
         def evaluate() -> Any:
             nonlocal evaluations
             if evaluations:  # the step has read what the previous evaluation left in .grad
-                self._apply(opt)
+                self._apply(opt, opt.params)
             evaluations += 1
             opt.in_closure = True
             try:
@@ -236,9 +285,10 @@ class Guard:
 
         return evaluate
 
-    def _apply(self, opt: OptState) -> None:
-        """The step of ``opt`` applied its fresh contributions: learn which passes feed it."""
-        for param in opt.params:
+    def _apply(self, opt: OptState, params: Iterable[ParamState]) -> None:
+        """A step of ``opt`` applied the fresh contributions of ``params``: learn which passes
+        feed it."""
+        for param in params:
             for applied in param.fresh:
                 if applied.key not in opt.feeds:
                     opt.feeds.add(applied.key)
@@ -248,6 +298,25 @@ class Guard:
             if param.fresh:
                 param.fresh = []
                 param.applied = True
+
+    # Updates by hand: seen in the values of the tensors, when a pass opens.
+
+    def _updates_by_hand(self) -> list[ParamState]:
+        """Judge and apply the updates by hand since the guard last looked, before the clears: a
+        changed value took what .grad held (after a clear nothing is left to apply). Return the
+        tensors written but left unchanged: if cleared, an update came after the clear."""
+        changed, rewritten = [], []
+        for param in self._by_hand.params:
+            written, differs = _reading.updated(param.tensor, param.snapshot)
+            if written:
+                (changed if differs else rewritten).append(param)
+                param.snapshot = _reading.snapshot(param.tensor)
+        if changed:
+            self._check_step(self._by_hand, changed)
+            self._apply(self._by_hand, changed)
+            if self._last is not None:
+                self._last.stepped = True
+        return rewritten
 
     # Clears: seen as a .grad that is None or all zeros, whenever the guard looks at a parameter.
 
@@ -315,23 +384,46 @@ def _accumulation_discarded(
     return finding(
         "ZG003",
         opt.name,
-        f"clear discarded gradients from the backward at {gone.where} that no step applied",
+        f"clear discarded gradients from the backward at {gone.where} that no {opt.step} applied",
         names_of(params),
-        "clear only after the step that applies them",
+        f"clear only after the {opt.step} that applies them",
     )
+
+
+class Removable(Protocol):
+    def remove(self) -> None: ...
+
+
+class _Replaced:
+    """``owner.name`` replaced by ``wrap(owner.name)`` until :meth:`remove` puts it back."""
+
+    def __init__(
+        self, owner: object, name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+    ) -> None:
+        self._owner, self._name = owner, name
+        self._original = getattr(owner, name)
+        setattr(owner, name, wrap(self._original))
+
+    def remove(self) -> None:
+        setattr(self._owner, self._name, self._original)
 
 
 def _check_arguments(
     optimizers: Sequence[Optimizer],
+    params: Sequence[torch.Tensor] | None,
     names: Sequence[str] | None,
     on_error: str,
     accumulation_steps: int,
+    watch_all: bool,
 ) -> None:
-    if not optimizers:
-        raise TypeError("attach() needs at least one optimizer")
+    if not (optimizers or params or watch_all):
+        raise TypeError("attach() needs an optimizer or params")
     for optimizer in optimizers:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"not a torch.optim.Optimizer: {optimizer!r}")
+    for tensor in params or ():
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"not a tensor: {tensor!r}")
     if len({id(o) for o in optimizers}) != len(optimizers):
         raise ValueError("the same optimizer was given twice")
     if names is not None and len(names) != len(optimizers):

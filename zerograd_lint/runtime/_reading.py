@@ -1,4 +1,4 @@
-"""Reading gradients and Python frames without changing either."""
+"""Reading gradients, autograd graphs and Python frames without changing any of them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 import os
 import sys
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from types import CodeType, FrameType
 
 import torch
@@ -37,6 +37,41 @@ def norms(grads: Sequence[torch.Tensor | None]) -> list[torch.Tensor | None]:
 def unchanged(seen: tuple[weakref.ref[torch.Tensor], int] | None, grad: torch.Tensor) -> bool:
     """``grad`` is the tensor ``seen`` recorded, at the same version: not edited since."""
     return seen is not None and seen[0]() is grad and seen[1] == grad._version
+
+
+def snapshot(tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """A copy of ``tensor`` and its version: :func:`updated` compares the tensor with them."""
+    return tensor.detach().clone(), tensor._version
+
+
+def updated(tensor: torch.Tensor, snapshot: tuple[torch.Tensor, int]) -> tuple[bool, bool]:
+    """Whether ``tensor`` was written since ``snapshot``, and whether that changed its value.
+
+    An edit through ``.data`` skips the version counter: seen only when it changes the value.
+    """
+    changed = not torch.equal(tensor, snapshot[0])
+    return changed or tensor._version != snapshot[1], changed
+
+
+def leaves(roots: torch.Tensor | Iterable[object]) -> list[torch.Tensor]:
+    """The leaf tensors a backward pass from ``roots`` accumulates into, each once, in the order
+    a depth-first walk of the graph meets them."""
+    tensors = [roots] if isinstance(roots, torch.Tensor) else [
+        root for root in roots if isinstance(root, torch.Tensor)
+    ]
+    found = {id(t): t for t in tensors if t.grad_fn is None and t.requires_grad}
+    nodes = [t.grad_fn for t in reversed(tensors) if t.grad_fn is not None]
+    seen = set()
+    while nodes:
+        node = nodes.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)  # only AccumulateGrad nodes have one
+        if variable is not None:
+            found.setdefault(id(variable), variable)
+        nodes += reversed([child for child, _ in node.next_functions if child is not None])
+    return list(found.values())
 
 
 def carries(norm: torch.Tensor) -> bool:

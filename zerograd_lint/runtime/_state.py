@@ -50,12 +50,20 @@ class ParamState:
     """The norm of .grad when the last pass ended: clearing zeros or inf/nan loses nothing."""
     seen: tuple[weakref.ref[torch.Tensor], int] | None = None
     """.grad and its version when the last pass ended."""
+    snapshot: tuple[torch.Tensor, int] | None = None
+    """Updated by hand: a copy of the tensor and its version when the guard last looked at it."""
 
 
 @dataclass(eq=False)
 class OptState:
-    optimizer: Optimizer
+    """A gradient set: what one optimizer steps, or the tensors updated by hand (no optimizer)."""
+
+    optimizer: Optimizer | None
     name: str
+    step: str = "step"
+    """What its steps are called in messages."""
+    clear: str = "optimizer.zero_grad()"
+    """How messages tell to clear it."""
     params: list[ParamState] = field(default_factory=list)
     feeds: set[object] = field(default_factory=set)
     """Keys of the passes whose contributions a step of this optimizer applied."""
