@@ -381,6 +381,7 @@ class Builder:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 self.actions(self.classifier.classify_assign(target, node.value, self.frame), node)
+                self._rebind(target, node)
                 self._kill(_assigned_names(target))
         elif isinstance(node, cst.AugAssign):
             self.expr(node.value)
@@ -404,6 +405,20 @@ class Builder:
             self.jump(_LoopCtx, "continues")
         elif isinstance(node, cst.Assert):
             self.expr(node.test)
+
+    def _rebind(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """A name bound to a new object: a new model or tensor has no `.grad` yet."""
+        keys = []
+        for name, _ in _target_paths(target):
+            found = self.frame.scope.lookup(name)
+            if found is None or name in self.frame.locals:
+                continue
+            scope, _ = found
+            own = (f"{scope.qualname}:{name}",) if scope.kind == "function" else (name,)
+            if own in self.resolver.keys(cst.Name(name), self.frame):
+                keys.append(own)
+        if keys:
+            self.event(ev.Event(ev.REBIND, tuple(keys)), node)
 
     def _kill(self, names: frozenset[str]) -> None:
         if names:
@@ -451,7 +466,12 @@ class Builder:
         if node.asynchronous is not None:
             column += len("async") + len(node.asynchronous.whitespace_after.value)
         loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
-        breaks = self._loop_body(loop, lambda: self.block(node.body), False, at_least_once=True)
+
+        def body() -> None:
+            self._rebind(node.target, node)
+            self.block(node.body)
+
+        breaks = self._loop_body(loop, body, False, at_least_once=True)
         if node.orelse is not None:
             self.block(node.orelse.body)
         self.preds += breaks

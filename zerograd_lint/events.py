@@ -13,6 +13,7 @@ Operations:
     CLEAR_MODELS   clears the parameters of the modules/tensors named by `keys`
     OVERWRITE      replaces .grad of the parameters named by `keys` (`p.grad = g`, `p.grad.copy_(g)`)
     MAY_CLEAR      an unresolved call that can reach the objects named by `keys`
+    REBIND         names bound to new objects: a new model or tensor starts with no `.grad`
 A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("params",) + root`.
 """
 
@@ -37,6 +38,7 @@ CLEAR = "clear"
 CLEAR_MODELS = "clear_models"
 OVERWRITE = "overwrite"
 MAY_CLEAR = "may_clear"
+REBIND = "rebind"
 
 PARAMS = "params"
 

@@ -81,9 +81,10 @@ class Analysis:
     observations: Observations
 
     def nodes(self, op: str, key: Key) -> list[int]:
-        """Graph nodes that step (op="step") or strongly clear (op="clear") the set `key`."""
-        attr = "steps" if op == "step" else "strong"
-        return sorted(n for n, r in self.resolved.items() if key in getattr(r, attr))
+        """Graph nodes that step (op="step") or clear for certain (op="clear") the set `key`."""
+        if op == "step":
+            return sorted(n for n, r in self.resolved.items() if key in r.steps)
+        return sorted(n for n, r in self.resolved.items() if r.op == ev.CLEAR and key in r.strong)
 
 
 # ------------------------------------------------------------------------- resolution
@@ -110,15 +111,24 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
         expanded = resolver.expand(set(targets))
         return [s for s in sets if links[s][1] and any(related(t, l) for t in expanded for l in links[s][0])]
 
+    def sharing(keys) -> tuple[Key, ...]:
+        """The sets and every set holding the same parameters: one `.grad` serves them all (an
+        optimizer over `model` and a hand-written update over `model.parameters()`)."""
+        out = list(keys)
+        for key in keys:
+            if links[key][1]:
+                out.extend(s for s in linked(tuple(links[key][0])) if s not in out)
+        return tuple(out)
+
     resolved: dict[int, Resolved] = {}
     for node, event in events.items():
         if event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE):
-            keys = tuple(k for k in event.keys if k in sets)
+            keys = sharing(tuple(k for k in event.keys if k in sets))
             resolved[node] = Resolved(event.op, steps=keys, strong=keys if event.op != ev.STEP else ())
         elif event.op == ev.ACC:
             resolved[node] = Resolved(ev.ACC)
         elif event.op == ev.CLEAR:
-            strong = tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys))
+            strong = sharing(tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys)))
             resolved[node] = Resolved(ev.CLEAR, strong=strong)
         elif event.op == ev.OVERWRITE:  # the old gradients go, fresh ones take their place
             resolved[node] = Resolved(ev.ACC, strong=tuple(linked(event.keys) or unknown))
@@ -130,6 +140,10 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
                 resolved[node] = Resolved(ev.CLEAR, strong=tuple(unknown))
             else:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
+        elif event.op == ev.REBIND:
+            gone = linked(event.keys) + [s for s in unknown if any(reads_as_model(last_name(k)) for k in event.keys)]
+            if gone:
+                resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
         elif event.op == ev.MAY_CLEAR:
             reached = [
                 s for s in sets
@@ -155,7 +169,7 @@ def attribute_backwards(graph: cfg.Graph, resolved: dict[int, Resolved]) -> dict
         found |= _steps_reachable(graph, resolved, start, stop=lambda n: n in resolved and resolved[n].op == ev.ACC)
         # (b) a step of S before the next clear of S
         for key in all_sets - found:
-            stop = lambda n, key=key: n in resolved and key in resolved[n].strong and key not in resolved[n].steps
+            stop = lambda n, key=key: n in resolved and key in resolved[n].strong
             if key in _steps_reachable(graph, resolved, start, stop):
                 found.add(key)
         result[start] = frozenset(found)
@@ -251,6 +265,10 @@ class _Machine:
                 if value.fresh is None:
                     value = value._replace(fresh=Tag(node, frozenset()))
                 _with(sets, key, value._replace(discarded=None))
+            return
+        if r.op == ev.REBIND:
+            for key in r.strong:
+                sets.pop(key, None)
             return
         for key in r.steps:
             value = sets.get(key, CLEAN)
