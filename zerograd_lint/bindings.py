@@ -230,6 +230,14 @@ class Resolver:
             return f"{origin}.{tail}" if tail else origin
         return dotted
 
+    def is_module(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        """`torch.nn.utils`, `wandb`, `F`: a name imported as a module or function, not an object."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return False
+        head = dotted.split(".")[0]
+        return frame.scope.lookup_import(head) is not None and frame.scope.lookup(head) is None
+
     # ---------------------------------------------------------------- classes and instances
 
     def instance_class(self, key: Key) -> Scope | None:
@@ -364,10 +372,7 @@ class Resolver:
             args += [a.value for a in call.args if a.keyword and a.keyword.value in ("params", "model", "module")]
         else:  # a factory: every argument, and the receiver of a method (model.configure_optimizers())
             args = [a.value for a in call.args]
-            if isinstance(call.func, cst.Attribute) and not isinstance(call.func.value, cst.Name) or (
-                isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
-                and frame.scope.lookup_import(call.func.value.value) is None
-            ):
+            if isinstance(call.func, cst.Attribute) and not self.is_module(call.func.value, frame):
                 args.append(call.func.value)
         links: set[Key] = set()
         for arg in args:

@@ -159,11 +159,7 @@ class Classifier:
             return [Event(ACC)]
         qualified = r.qualified(recv, frame)
         head = qualified.split(".")[0]
-        module_call = head in vocabulary.HARMLESS_MODULES or head == "torch" or (
-            isinstance(recv, (cst.Name, cst.Attribute)) and frame.scope.lookup_import(dotted_name(recv).split(".")[0] if dotted_name(recv) else "") is not None
-            and frame.scope.lookup(dotted_name(recv).split(".")[0]) is None
-        )
-        if module_call:
+        if head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame):
             return self._module_function(call, qualified, method, frame)
         keys = r.keys(recv, frame)
         kind = self.kind(keys) if keys else None
