@@ -20,6 +20,7 @@ import libcst as cst
 
 from zerograd_lint import vocabulary
 from zerograd_lint.scopes import ELEMENT, Binding, Path, Scope, dotted_name
+from zerograd_lint.settings import Vocabulary
 
 Key = tuple[str, ...]
 
@@ -88,8 +89,9 @@ def related(a: Key, b: Key) -> bool:
 class Resolver:
     """Keys, kinds and links, memoised for one module."""
 
-    def __init__(self, scopes: dict[cst.CSTNode, Scope]) -> None:
+    def __init__(self, scopes: dict[cst.CSTNode, Scope], vocabulary: Vocabulary = Vocabulary()) -> None:
         self.scopes = scopes
+        self.vocabulary = vocabulary
         self._values: dict[Key, list[tuple[Binding, Frame]]] = {}
         self._info: dict[Key, Info] = {}
         self._instance: dict[Key, Scope | None] = {}
@@ -323,6 +325,8 @@ class Resolver:
                 )
                 return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER, repeats)
         name = last_name(key)
+        if name in self.vocabulary.optimizers:
+            return Info(OPTIMIZER)
         if vocabulary.reads_as_not_optimizer(name):
             return Info(SCHEDULER if "sched" in name.lower() else OTHER)
         if vocabulary.reads_as_optimizer(name):

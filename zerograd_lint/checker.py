@@ -20,21 +20,25 @@ from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.scopes import Scope, build_scopes, dotted_name
+from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, Unparsable, survey
 
 # Every spelling of ACCUMULATE contains this word; a file without it has no finding to make.
 _NEEDED = "backward"
 
 
-def check_source(source: str | bytes, path: str = "<stdin>") -> list[Finding]:
-    """Check one module's source; raise `SourceError` when it cannot be checked."""
+def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabulary = Vocabulary()) -> list[Finding]:
+    """Check one module's source; raise `SourceError` when it cannot be checked.
+
+    `vocabulary` adds a project's own names of optimizers and of functions that clear, step or
+    run backward (see `zerograd_lint.settings.Vocabulary`)."""
     text = _decode(source, path)
     markers = rules.scan_markers(text)
-    if _NEEDED not in text or _other_framework(text):
+    if not _may_accumulate(text, vocabulary) or _other_framework(text):
         raws: list[rules.Raw] = []
     else:
         try:
-            raws = _analyse(text, path)
+            raws = _analyse(text, path, vocabulary)
         except RecursionError:
             raise SourceError(path, "too deeply nested to analyse") from None
     kept, _ = rules.suppress(raws, markers)
@@ -53,9 +57,13 @@ def _decode(source: str | bytes, path: str) -> str:
         raise SourceError(path, f"cannot decode: {exc}") from None
 
 
-def _analyse(text: str, path: str) -> list[rules.Raw]:
+def _may_accumulate(text: str, vocabulary: Vocabulary) -> bool:
+    return _NEEDED in text or any(name in text for name in vocabulary.backwards)
+
+
+def _analyse(text: str, path: str, vocabulary: Vocabulary) -> list[rules.Raw]:
     try:
-        found = survey(text)
+        found = survey(text, vocabulary)
     except Unparsable as exc:
         raise SourceError(path, exc.reason) from None
     if not found.roots:
@@ -68,9 +76,9 @@ def _analyse(text: str, path: str) -> list[rules.Raw]:
         raise SourceError(path, f"cannot parse: {exc}") from None
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     scopes = build_scopes(module)
-    resolver = Resolver(scopes)
+    resolver = Resolver(scopes, vocabulary)
     lines = {node: positions[node].start.line if scope.kind == "function" else MODULE for node, scope in scopes.items()}
-    builder = Builder(module, resolver, positions, Classifier(resolver), {n for n, l in lines.items() if l in found.followed})
+    builder = Builder(module, resolver, positions, Classifier(resolver, vocabulary), {n for n, l in lines.items() if l in found.followed})
 
     per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
     for node, scope in scopes.items():

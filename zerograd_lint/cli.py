@@ -11,7 +11,8 @@ import click
 
 from zerograd_lint import __version__
 from zerograd_lint.report import FORMATS
-from zerograd_lint.runner import Selection, check_paths, unknown_prefixes
+from zerograd_lint.runner import check_paths
+from zerograd_lint.settings import Selection, Settings, unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -40,8 +41,8 @@ def main(paths: tuple[str, ...], select: tuple[str, ...], ignore: tuple[str, ...
 
     PATHS are files or directories (default: the current directory).
     """
-    selection = Selection(select or ("ZG",), ignore)
-    report = check_paths(paths or (".",), selection)
+    settings = Settings(Selection(select or ("ZG",), ignore))
+    report = check_paths(paths or (".",), settings)
     findings = sorted(report.findings)
     sys.stdout.write(FORMATS[output_format](findings))
     for error in report.errors:

@@ -29,6 +29,7 @@ from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, param_root,
 )
 from zerograd_lint.scopes import Scope, dotted_name
+from zerograd_lint.settings import Vocabulary
 
 ACC = "acc"
 STEP = "step"
@@ -127,8 +128,9 @@ def _params_key(keys: list[Key]) -> tuple[Key, ...]:
 
 
 class Classifier:
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, words: Vocabulary = Vocabulary()) -> None:
         self.resolver = resolver
+        self.words = words
 
     def kind(self, keys: list[Key]) -> str | None:
         kinds = {self.resolver.info(k).kind for k in keys}
@@ -141,11 +143,29 @@ class Classifier:
 
     def classify_call(self, call: cst.Call, frame: Frame) -> list[Action]:
         func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in self.words.backwards or name in self.words.clears or name in self.words.steps:
+            return self._project_word(call, name, frame)
         if isinstance(func, cst.Attribute):
             return self._method_call(call, func, frame)
         if isinstance(func, cst.Name):
             return self._function_call(call, func.value, frame)
         return []
+
+    def _project_word(self, call: cst.Call, name: str, frame: Frame) -> list[Action]:
+        """A project's own backward, clear or step function (`settings.Vocabulary`)."""
+        if name in self.words.backwards:
+            return [Event(ACC)]
+        targets = [a.value for a in call.args]
+        if isinstance(call.func, cst.Attribute) and not self.resolver.is_module(call.func.value, frame):
+            targets.append(call.func.value)
+        keys = [k for t in targets for k in self.resolver.keys(t, frame)]
+        optimizers = tuple(k for k in keys if self.resolver.info(k).kind == OPTIMIZER)
+        if name in self.words.steps:
+            return [Event(STEP, optimizers)] if optimizers else []
+        if optimizers:
+            return [Event(CLEAR, optimizers)]
+        return [Event(CLEAR_MODELS, tuple(dict.fromkeys(param_root(k) for k in keys)))]
 
     def _method_call(self, call: cst.Call, func: cst.Attribute, frame: Frame) -> list[Action]:
         r = self.resolver

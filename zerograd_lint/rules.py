@@ -15,25 +15,8 @@ from dataclasses import dataclass
 
 from zerograd_lint import cfg
 from zerograd_lint.bindings import Key
+from zerograd_lint.codes import RULES
 from zerograd_lint.flow import Analysis
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    summary: str
-
-
-RULES = {
-    rule.code: rule
-    for rule in (
-        Rule("ZG001", "stale-gradients", "a step applies gradients an earlier step already applied"),
-        Rule("ZG002", "cleared-before-step", "a clear between backward and step leaves the step nothing to apply"),
-        Rule("ZG003", "accumulation-discarded", "a clear throws away accumulated gradients before the step that should apply them"),
-        Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing"),
-    )
-}
 
 
 @dataclass(frozen=True)

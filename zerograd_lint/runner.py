@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from zerograd_lint.files import Missing, discover, read_source
 from zerograd_lint.findings import Finding, SourceError
-from zerograd_lint.rules import RULES
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which codes to report: prefixes, as ruff and flake8 take them (`ZG`, `ZG0`, `ZG001`)."""
-
-    select: tuple[str, ...] = ("ZG",)
-    ignore: tuple[str, ...] = ()
-
-    def __contains__(self, code: str) -> bool:
-        def best(prefixes: Sequence[str]) -> int:
-            return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
-
-        chosen, dropped = best(self.select), best(self.ignore)
-        return chosen >= 0 and chosen > dropped
-
-
-def unknown_prefixes(prefixes: Iterable[str]) -> list[str]:
-    return [p for p in prefixes if not any(code.startswith(p) for code in RULES)]
+from zerograd_lint.settings import Settings
 
 
 @dataclass
@@ -36,19 +17,30 @@ class Report:
     files: int = 0
 
 
-def check_paths(paths: Iterable[str], selection: Selection = Selection()) -> Report:
+def check_paths(paths: Iterable[str], settings: Settings = Settings()) -> Report:
     """Check every Python file under `paths`; unreadable or unparsable files become errors."""
+    files: list[str] = []
+    missing: list[SourceError] = []
+    for item in discover(paths):
+        if isinstance(item, Missing):
+            missing.append(SourceError(item.path, "no such file or directory"))
+        else:
+            files.append(item)
+    report = check_files(files, settings)
+    report.errors[:0] = missing
+    return report
+
+
+def check_files(files: Iterable[str], settings: Settings = Settings()) -> Report:
+    """Check these files (already discovered); unreadable or unparsable files become errors."""
     from zerograd_lint.checker import check_source
 
     report = Report()
-    for item in discover(paths):
-        if isinstance(item, Missing):
-            report.errors.append(SourceError(item.path, "no such file or directory"))
-            continue
+    for item in files:
         report.files += 1
         try:
             source = read_source(item)
-            found = check_source(source, item)
+            found = check_source(source, item, settings.vocabulary)
         except SourceError as exc:
             report.errors.append(exc)
             continue
@@ -61,5 +53,5 @@ def check_paths(paths: Iterable[str], selection: Selection = Selection()) -> Rep
         except Exception as exc:  # an internal error must not stop the other files
             report.errors.append(SourceError(item, f"internal error: {type(exc).__name__}: {exc}"))
             continue
-        report.findings.extend(f for f in found if f.code in selection)
+        report.findings.extend(f for f in found if settings.reports(item, f.code))
     return report

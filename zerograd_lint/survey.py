@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from zerograd_lint.settings import Vocabulary
+
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
 MAX_DEPTH = 1000
@@ -42,7 +44,7 @@ class _Function:
         self.names: set[str] = set()
 
 
-def survey(text: str) -> Survey:
+def survey(text: str, vocabulary: Vocabulary = Vocabulary()) -> Survey:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -50,6 +52,8 @@ def survey(text: str) -> Survey:
     except (RecursionError, MemoryError, ValueError) as exc:
         raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
 
+    accumulating = _ACCUMULATING | set(vocabulary.backwards)
+    touching = _TOUCHING | set(vocabulary.clears) | set(vocabulary.steps)
     functions: dict[int, _Function] = {MODULE: _Function()}
     by_name: dict[str, list[int]] = {}
     stack: list[tuple[ast.AST, int, int]] = [(tree, MODULE, 0)]
@@ -62,7 +66,7 @@ def survey(text: str) -> Survey:
             by_name.setdefault(node.name, []).append(node.lineno)
             owner = node.lineno
         else:
-            _note(node, functions[owner])
+            _note(node, functions[owner], accumulating, touching)
         stack.extend((child, owner, depth + 1) for child in ast.iter_child_nodes(node))
 
     calls = {line: {c for name in f.names for c in by_name.get(name, ())} for line, f in functions.items()}
@@ -77,14 +81,15 @@ def survey(text: str) -> Survey:
     return Survey(frozenset(accumulates & touches), frozenset(accumulates | touches))
 
 
-def _note(node: ast.AST, function: _Function) -> None:
+def _note(node: ast.AST, function: _Function, accumulating, touching) -> None:
     if isinstance(node, ast.Attribute):
-        if node.attr in _ACCUMULATING:
-            function.accumulates = True
-        if node.attr in _TOUCHING or node.attr == "grad":
-            function.touches = True
-        function.names.add(node.attr)
+        name = node.attr
     elif isinstance(node, ast.Name):
-        if node.id == "backward":
-            function.accumulates = True
-        function.names.add(node.id)
+        name = node.id
+    else:
+        return
+    if name in accumulating:
+        function.accumulates = True
+    if name in touching or name == "grad":
+        function.touches = True
+    function.names.add(name)
