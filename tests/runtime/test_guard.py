@@ -424,6 +424,173 @@ def test_per_epoch_clear_dropping_the_accumulation_tail_is_zg003() -> None:
     assert codes(g) == {"ZG003"}
 
 
+# Updates by hand: tensors no optimizer holds, updated from their .grad (w -= lr * w.grad).
+
+LR = 0.1
+
+
+def regression() -> list[torch.Tensor]:
+    """The tensors of the from-scratch tutorial loop: a weight and a bias."""
+    return [torch.randn(3, 1, requires_grad=True), torch.zeros(1, requires_grad=True)]
+
+
+def regression_loss(params: list[torch.Tensor], batch: Batch) -> torch.Tensor:
+    (w, b), (x, y) = params, batch
+    return mse_loss(x @ w + b, y)
+
+
+def subtract_in_place(p: torch.Tensor) -> None:
+    p -= LR * p.grad
+
+
+UPDATES: dict[str, Callable[[torch.Tensor], object]] = {
+    "p -= lr * p.grad": subtract_in_place,
+    "p.data.add_(p.grad, alpha=-lr)": lambda p: p.data.add_(p.grad, alpha=-LR),
+    "p.data.sub_(lr * p.grad)": lambda p: p.data.sub_(LR * p.grad),
+}
+
+
+def update_by_hand(params: list[torch.Tensor], update: Callable[[torch.Tensor], object]) -> None:
+    with torch.no_grad():
+        for p in params:
+            update(p)
+
+
+def clear_by_hand(params: list[torch.Tensor]) -> None:
+    for p in params:
+        p.grad = None
+
+
+def zero_by_hand(params: list[torch.Tensor]) -> None:
+    for p in params:
+        if p.grad is not None:
+            p.grad.zero_()
+
+
+@pytest.mark.parametrize("where", ["before backward", "after update"])
+@pytest.mark.parametrize(
+    "clear", [clear_by_hand, zero_by_hand], ids=["p.grad = None", "p.grad.zero_()"]
+)
+@pytest.mark.parametrize("update", UPDATES.values(), ids=UPDATES.keys())
+def test_quiet_when_updates_by_hand_clear(
+    update: Callable[[torch.Tensor], object], clear: Callable[..., None], where: str
+) -> None:
+    params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for batch in batches():
+            if where == "before backward":
+                clear(params)
+            regression_loss(params, batch).backward()
+            update_by_hand(params, update)
+            if where == "after update":
+                clear(params)
+    assert g.findings == []
+
+
+def test_quiet_on_accumulation_by_hand() -> None:
+    params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for i, batch in enumerate(batches()):
+            (regression_loss(params, batch) / 3).backward()
+            if (i + 1) % 3 == 0:
+                update_by_hand(params, subtract_in_place)
+                clear_by_hand(params)
+    assert g.findings == []
+
+
+def test_quiet_on_dcgan_loop_whose_generator_is_updated_by_hand() -> None:
+    net_g, net_d, _, opt_d = gan()
+    criterion = nn.BCELoss()
+    with runtime.guard(
+        opt_d, params=net_g.parameters(), on_error="record", accumulation_steps=2
+    ) as g:
+        for _ in range(4):
+            net_d.zero_grad()  # drops the residue of err_g, which the update by hand followed
+            fake = net_g(torch.randn(4, 2))
+            criterion(net_d(fake.detach()), torch.zeros(4, 1)).backward()
+            opt_d.step()
+            net_g.zero_grad()
+            criterion(net_d(fake), torch.ones(4, 1)).backward()
+            update_by_hand(list(net_g.parameters()), subtract_in_place)
+    assert g.findings == []
+
+
+@pytest.mark.parametrize("update", UPDATES.values(), ids=UPDATES.keys())
+def test_updating_by_hand_without_clearing_is_zg001(
+    update: Callable[[torch.Tensor], object],
+) -> None:
+    params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for batch in batches():
+            regression_loss(params, batch).backward()
+            update_by_hand(params, update)
+    assert [(f.code, f.optimizer) for f in g.findings] == [("ZG001", "hand-written")]
+
+
+def test_clearing_one_of_two_tensors_updated_by_hand_is_zg001_for_the_other() -> None:
+    w, b = params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for batch in batches():
+            regression_loss(params, batch).backward()
+            update_by_hand(params, subtract_in_place)
+            w.grad = None
+    assert [(f.code, f.parameters) for f in g.findings] == [("ZG001", ("params[1] (1,)",))]
+
+
+def test_clearing_before_the_update_by_hand_is_zg002() -> None:
+    params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for batch in batches():
+            regression_loss(params, batch).backward()
+            zero_by_hand(params)
+            update_by_hand(params, subtract_in_place)  # subtracts zeros: w never moves
+    assert codes(g) == {"ZG002"}
+
+
+def test_clearing_inside_accumulation_by_hand_is_zg003() -> None:
+    params = regression()
+    with runtime.guard(params=params, on_error="record") as g:
+        for i, batch in enumerate(batches()):
+            clear_by_hand(params)
+            (regression_loss(params, batch) / 3).backward()
+            if (i + 1) % 3 == 0:
+                update_by_hand(params, subtract_in_place)
+    assert codes(g) == {"ZG003"}
+
+
+def test_a_finding_about_an_update_by_hand_comes_out_of_the_next_backward() -> None:
+    params = regression()
+    at: list[int] = []
+    with pytest.raises(GradientMisuseError) as error, runtime.guard(params=params):
+        for i, batch in enumerate(batches()):
+            at[:] = [i]
+            regression_loss(params, batch).backward()
+            update_by_hand(params, subtract_in_place)
+    assert (error.value.code, at) == ("ZG001", [2])  # the second update, seen by the third pass
+
+
+def test_message_about_an_update_by_hand_names_the_model_parameters() -> None:
+    model = nn.Linear(3, 1)
+    with runtime.guard(params=model.parameters(), models=model, on_error="record") as g:
+        for batch in batches(3):
+            loss_of(model, batch).backward()
+            update_by_hand(list(model.parameters()), subtract_in_place)
+    assert [f.message for f in g.findings] == [
+        "ZG001 hand-written update applies gradients an earlier update already applied"
+        " (parameters: weight, bias): clear them after each update with p.grad = None"
+    ]
+
+
+def test_params_an_optimizer_holds_are_watched_through_its_steps() -> None:
+    model = nn.Linear(3, 1)
+    opt = sgd(model)
+    with runtime.guard(opt, params=model.parameters(), on_error="record") as g:
+        for batch in batches():
+            loss_of(model, batch).backward()
+            opt.step()
+    assert [(f.code, f.optimizer) for f in g.findings] == [("ZG001", "SGD #0")]
+
+
 # The API.
 
 
@@ -543,6 +710,74 @@ def test_guard_detaches_when_the_block_raises() -> None:
     assert hook_counts(model, opt) == [0, 0, 0, 0, 0, 0, 0]
 
 
+# guard_all: every optimizer made in the block, and every leaf a backward reaches that none holds.
+
+BACKWARDS: dict[str, Callable[[torch.Tensor], None]] = {
+    "loss.backward()": torch.Tensor.backward,
+    "torch.autograd.backward(loss)": lambda loss: torch.autograd.backward(loss),
+    "torch.autograd.backward(tensors=[loss])": lambda loss: torch.autograd.backward(
+        tensors=[loss]
+    ),
+}
+
+
+@pytest.mark.parametrize("backward", BACKWARDS.values(), ids=BACKWARDS.keys())
+def test_guard_all_finds_the_tensors_updated_by_hand(
+    backward: Callable[[torch.Tensor], None],
+) -> None:
+    with runtime.guard_all(on_error="record") as g:
+        w, b = params = regression()
+        for batch in batches():
+            backward(regression_loss(params, batch))
+            update_by_hand(params, subtract_in_place)
+            w.grad = None
+    assert [(f.code, f.parameters) for f in g.findings] == [("ZG001", ("params[1] (1,)",))]
+
+
+def test_guard_all_guards_the_optimizers_made_in_the_block() -> None:
+    earlier = nn.Linear(3, 1)
+    earlier_opt = sgd(earlier)
+    with runtime.guard_all(on_error="record") as g:
+        models = [nn.Linear(3, 1), nn.Linear(3, 1)]
+        opts = [sgd(models[0]), torch.optim.Adam(models[1].parameters())]
+        for batch in batches():
+            for model, opt in zip([earlier, *models], [earlier_opt, *opts], strict=True):
+                loss_of(model, batch).backward()
+                opt.step()
+    # An optimizer made before the block is not guarded: its steps look like updates by hand.
+    assert {(f.code, f.optimizer) for f in g.findings} == {
+        ("ZG001", "SGD #0"),
+        ("ZG001", "Adam #1"),
+        ("ZG001", "hand-written"),
+    }
+
+
+def test_guard_all_hands_a_tensor_over_to_the_optimizer_made_for_it() -> None:
+    with runtime.guard_all(on_error="record") as g:
+        params = regression()
+        regression_loss(params, batches(1)[0]).backward()  # a look at the gradients first
+        opt = torch.optim.SGD(params, lr=LR)
+        for batch in batches():
+            regression_loss(params, batch).backward()
+            opt.step()
+    assert [(f.code, f.optimizer) for f in g.findings] == [("ZG001", "SGD #0")]
+
+
+def test_guard_all_puts_torch_back_and_detaches_when_the_block_raises() -> None:
+    init, backward = torch.optim.Optimizer.__init__, torch.autograd.backward
+    with pytest.raises(GradientMisuseError), runtime.guard_all():
+        assert torch.optim.Optimizer.__init__ is not init
+        assert torch.autograd.backward is not backward
+        model = nn.Linear(3, 1)
+        opt = sgd(model)
+        for batch in batches():
+            loss_of(model, batch).backward()
+            opt.step()
+    assert torch.optim.Optimizer.__init__ is init
+    assert torch.autograd.backward is backward
+    assert hook_counts(model, opt) == [0, 0, 0, 0, 0, 0, 0]
+
+
 def train(optimizer: str, guarded: bool) -> list:
     torch.manual_seed(1)
     model = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
@@ -599,6 +834,7 @@ def test_importing_the_runtime_does_not_import_torch() -> None:
         (("opt",), {"names": ["a", "b"]}, ValueError),
         (("opt",), {"on_error": "ignore"}, ValueError),
         (("opt",), {"accumulation_steps": 0}, ValueError),
+        ((), {"params": ["w"]}, TypeError),
     ],
 )
 def test_bad_arguments(args: tuple, kwargs: dict, error: type[Exception]) -> None:

@@ -162,7 +162,8 @@ def attach(
 ) -> Guard:
     """Start watching ``optimizers`` and their parameters; ``Guard.detach()`` stops.
 
-    ``params`` are tensors updated by hand (``p -= lr * p.grad``), those that no optimizer holds.
+    ``params`` are tensors updated by hand (``p -= lr * p.grad``); one that a given optimizer
+    holds is watched through that optimizer's steps instead.
     ``models`` (a module, several, or a mapping of prefixes to modules) names the parameters in
     messages, ``names`` the optimizers (one name each). ``accumulation_steps`` is the number of
     backward passes meant to feed each step.

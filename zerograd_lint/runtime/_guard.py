@@ -35,7 +35,8 @@ _ON_ERROR = ("raise", "warn", "record")
 
 
 class Guard:
-    """Watches optimizers while training runs. Made by :func:`zerograd_lint.runtime.attach`."""
+    """Watches optimizers and tensors updated by hand while training runs. Made by
+    :func:`zerograd_lint.runtime.attach` and :func:`zerograd_lint.runtime.guard_all`."""
 
     def __init__(
         self,
@@ -307,10 +308,14 @@ class Guard:
         tensors written but left unchanged: if cleared, an update came after the clear."""
         changed, rewritten = [], []
         for param in self._by_hand.params:
-            written, differs = _reading.updated(param.tensor, param.snapshot)
-            if written:
-                (changed if differs else rewritten).append(param)
-                param.snapshot = _reading.snapshot(param.tensor)
+            copy, version = param.snapshot
+            if not torch.equal(param.tensor, copy):
+                changed.append(param)
+            elif param.tensor._version != version:
+                rewritten.append(param)
+            else:
+                continue
+            param.snapshot = _reading.snapshot(param.tensor)
         if changed:
             self._check_step(self._by_hand, changed)
             self._apply(self._by_hand, changed)

@@ -40,25 +40,16 @@ def unchanged(seen: tuple[weakref.ref[torch.Tensor], int] | None, grad: torch.Te
 
 
 def snapshot(tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """A copy of ``tensor`` and its version: :func:`updated` compares the tensor with them."""
+    """A copy of ``tensor``, and its version: a write through ``.data`` does not move that."""
     return tensor.detach().clone(), tensor._version
-
-
-def updated(tensor: torch.Tensor, snapshot: tuple[torch.Tensor, int]) -> tuple[bool, bool]:
-    """Whether ``tensor`` was written since ``snapshot``, and whether that changed its value.
-
-    An edit through ``.data`` skips the version counter: seen only when it changes the value.
-    """
-    changed = not torch.equal(tensor, snapshot[0])
-    return changed or tensor._version != snapshot[1], changed
 
 
 def leaves(roots: torch.Tensor | Iterable[object]) -> list[torch.Tensor]:
     """The leaf tensors a backward pass from ``roots`` accumulates into, each once, in the order
     a depth-first walk of the graph meets them."""
-    tensors = [roots] if isinstance(roots, torch.Tensor) else [
-        root for root in roots if isinstance(root, torch.Tensor)
-    ]
+    if isinstance(roots, torch.Tensor):
+        roots = [roots]
+    tensors = [root for root in roots if isinstance(root, torch.Tensor)]
     found = {id(t): t for t in tensors if t.grad_fn is None and t.requires_grad}
     nodes = [t.grad_fn for t in reversed(tensors) if t.grad_fn is not None]
     seen = set()

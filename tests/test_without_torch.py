@@ -1,0 +1,72 @@
+"""The linter needs no torch: it reports the same where torch cannot be imported, and never imports
+it where it can."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+# Put on PYTHONPATH, Python imports this at start-up: from then on importing torch fails.
+BLOCK_TORCH = """\
+import sys
+
+
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoTorch())
+"""
+
+
+@pytest.fixture
+def without_torch(tmp_path: Path) -> dict[str, str]:
+    """An environment for a subprocess in which torch cannot be imported."""
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_TORCH)
+    path = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_torch_cannot_be_imported_there(without_torch: dict[str, str]) -> None:
+    run = python("-c", "import torch", env=without_torch)
+    assert run.returncode == 1
+    assert "No module named 'torch' (blocked)" in run.stderr
+
+
+def test_the_cli_reports_the_same_without_torch(without_torch: dict[str, str]) -> None:
+    blocked = python("-m", "zerograd_lint", "tests/fixtures", env=without_torch)
+    usual = python("-m", "zerograd_lint", "tests/fixtures")
+    assert (blocked.returncode, usual.returncode) == (1, 1), blocked.stderr
+    finding = "tests/fixtures/ZG001/no_clear.py:9:1: ZG001 "
+    assert any(line.startswith(finding) for line in blocked.stdout.splitlines())
+    assert blocked.stdout == usual.stdout
+
+
+def test_checking_source_never_imports_torch() -> None:
+    code = """\
+import sys
+from pathlib import Path
+
+from zerograd_lint import check_source
+
+paths = sorted(Path("tests/fixtures").rglob("*.py"))
+assert any(check_source(path.read_text(encoding="utf-8"), str(path)) for path in paths)
+assert "torch" not in sys.modules, "torch was imported"
+"""
+    run = python("-c", code)
+    assert run.returncode == 0, run.stderr
