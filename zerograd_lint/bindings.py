@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from zerograd_lint import vocabulary
+from zerograd_lint import vocabulary, walk
+from zerograd_lint.project import Module, Project
 from zerograd_lint.scopes import ELEMENT, Binding, Path, Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
 
@@ -86,17 +87,113 @@ def related(a: Key, b: Key) -> bool:
     return is_prefix(a, b) or is_prefix(b, a)
 
 
-class Resolver:
-    """Keys, kinds and links, memoised for one module."""
+def own_key(scope: Scope, name: str) -> Key:
+    """The key of a name bound in `scope` (not an alias of something else)."""
+    return (f"{scope.qualname}:{name}",)
 
-    def __init__(self, scopes: dict[cst.CSTNode, Scope], vocabulary: Vocabulary = Vocabulary()) -> None:
-        self.scopes = scopes
+
+class Resolver:
+    """Keys, kinds and links across the modules of a project, memoised."""
+
+    def __init__(self, project: Project, vocabulary: Vocabulary = Vocabulary()) -> None:
+        self.project = project
         self.vocabulary = vocabulary
+        self._scopes: dict[cst.CSTNode, Scope] = {}
+        self._classes: dict[str, Scope] = {}  # by qualified name
+        self._loaded: set[str] = set()
+        self._imports: dict[tuple[Scope, str], tuple[Module, str | None] | None] = {}
+        self._chains: dict[Scope, list[Scope]] = {}
+        self._factories: set[cst.FunctionDef] = set()
+        # is an imported module (attribute None) or name of it worth parsing the module for?
+        self.wanted = lambda module, name: True
         self._values: dict[Key, list[tuple[Binding, Frame]]] = {}
         self._info: dict[Key, Info] = {}
         self._instance: dict[Key, Scope | None] = {}
         self._bare: dict[Scope, Frame] = {}
         self._memo: dict[tuple[Frame, str], list[Key]] = {}
+
+    # ---------------------------------------------------------------- modules and definitions
+
+    def load(self, module: Module) -> bool:
+        """Parse a project module for the analysis; False if LibCST cannot."""
+        if module.path in self.project.broken:
+            return False
+        if module.path not in self._loaded:
+            try:
+                module.parse()
+            except cst.ParserSyntaxError as exc:
+                module.error = f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}"
+            except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+                module.error = f"cannot parse: {type(exc).__name__}: {exc}"
+            if module.error:
+                self.project.broken.add(module.path)
+                return False
+            self._loaded.add(module.path)
+            self._scopes.update(module.scopes)
+            for scope in module.scopes.values():
+                if scope.kind == "class":
+                    self._classes[scope.qualname] = scope
+        return True
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        return self._scopes[node]
+
+    def imported(self, name: str, frame: Frame) -> tuple[Module, str | None] | None:
+        """The project module (and attribute) an imported name stands for."""
+        memo = (frame.scope, name)
+        if memo not in self._imports:
+            self._imports[memo] = self._import(name, frame.scope)
+        return self._imports[memo]
+
+    def _import(self, name: str, scope: Scope) -> tuple[Module, str | None] | None:
+        if scope.lookup(name) is not None:
+            return None
+        origin = scope.lookup_import(name)
+        if origin is None:
+            return None
+        found = self.project.resolve(origin, scope.module)
+        if found is None or not self.wanted(*found) or not self.load(found[0]):
+            return None
+        return found
+
+    def function(self, name: str, frame: Frame) -> tuple[Scope, cst.FunctionDef] | None:
+        """A function of the project called by name: nested, module-level, or imported."""
+        if frame.scope.lookup(name) is None:
+            found = frame.scope.lookup_function(name)
+            if found is not None:
+                return self._scopes[found[1]], found[1]
+        imported = self.imported(name, frame)
+        if imported is not None and imported[1] in imported[0].root.functions:
+            func = imported[0].root.functions[imported[1]]
+            return self._scopes[func], func
+        return None
+
+    def module_function(self, func: cst.Attribute, frame: Frame) -> tuple[Scope, cst.FunctionDef] | None:
+        """`engine.train_one_epoch`: a function of a project module imported as a module."""
+        if not isinstance(func.value, cst.Name):
+            return None
+        imported = self.imported(func.value.value, frame)
+        if imported is None or imported[1] is not None:
+            return None
+        target = imported[0].root.functions.get(func.attr.value)
+        return (self._scopes[target], target) if target is not None else None
+
+    def klass(self, dotted: str, scope: Scope) -> Scope | None:
+        """A class of the project named in `scope` (`Trainer`, `trainer.Trainer`)."""
+        head, _, rest = dotted.partition(".")
+        if not rest:
+            found = scope.lookup_class(head)
+            if found is not None:
+                return found
+        frame = self.frame_for(scope, Frame(scope))
+        imported = self.imported(head, frame)
+        if imported is None:
+            return None
+        module, attr = imported
+        name = attr if not rest else rest if attr is None else None
+        if name is None or "." in name:
+            return None
+        return module.root.classes.get(name)
 
     # ---------------------------------------------------------------- keys
 
@@ -106,6 +203,10 @@ class Resolver:
         if isinstance(expr, cst.Name):
             return self._name_keys(expr.value, frame, depth)
         if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name):
+                imported = self.imported(expr.value.value, frame)
+                if imported is not None and imported[1] is None:  # `engine.optimizer`
+                    return self._name_keys(expr.attr.value, self.frame_for(imported[0].root, frame), depth + 1)
             return [k + (expr.attr.value,) for k in self.keys(expr.value, frame, depth + 1)]
         if isinstance(expr, cst.Subscript):
             index = "[*]"
@@ -137,6 +238,9 @@ class Resolver:
             return frame.locals[name]
         found = frame.scope.lookup(name)
         if found is None:
+            imported = self.imported(name, frame)
+            if imported is not None and imported[1] is not None:  # `from engine import optimizer`
+                return self._name_keys(imported[1], self.frame_for(imported[0].root, frame), depth + 1)
             return [(name,)]
         scope, bindings = found
         owner = self.frame_for(scope, frame)
@@ -144,7 +248,7 @@ class Resolver:
             return owner.subst[name]
         if scope.kind == "function" and name == scope.self_name and owner.cls is not None:
             return [self_key(owner.cls)]
-        local: Key = (f"{scope.qualname}:{name}",) if scope.kind == "function" else (name,)
+        local = own_key(scope, name)
         memo = (owner, name)
         if memo in self._memo:
             return self._memo[memo]
@@ -243,36 +347,43 @@ class Resolver:
     # ---------------------------------------------------------------- classes and instances
 
     def instance_class(self, key: Key) -> Scope | None:
-        """The class defined in this module whose instance `key` is, if any."""
+        """The class defined in the project whose instance `key` is, if any."""
         if key in self._instance:
             return self._instance[key]
         self._instance[key] = None
         result = None
         if len(key) == 1 and key[0].endswith(".self"):
-            qual = key[0].removesuffix(".self")
-            result = next((s for s in self.scopes.values() if s.kind == "class" and s.qualname == qual), None)
+            result = self._classes.get(key[0].removesuffix(".self"))
         else:
             for binding, frame in self._values.get(key, []):
                 if isinstance(binding.value, cst.Call) and not binding.path:
                     name = dotted_name(binding.value.func)
-                    if name and "." not in name:
-                        result = frame.scope.lookup_class(name)
-                        if result:
-                            break
+                    result = self.klass(name, frame.scope) if name else None
+                    if result:
+                        break
         self._instance[key] = result
         return result
 
     def class_chain(self, cls: Scope) -> list[Scope]:
-        """The class and its bases defined in the same module, in method resolution order."""
+        """The class and its bases defined in the project, in method resolution order."""
+        if cls not in self._chains:
+            self._chains[cls] = [cls]  # a cycle guard while the chain is computed
+            self._chains[cls] = self._chain(cls)
+        return self._chains[cls]
+
+    def subclasses(self, cls: Scope) -> list[Scope]:
+        """Classes of the modules parsed so far that inherit from `cls`."""
+        return [other for other in list(self._classes.values()) if other is not cls and cls in self.class_chain(other)]
+
+    def _chain(self, cls: Scope) -> list[Scope]:
         chain, todo = [], [cls]
         while todo:
             current = todo.pop(0)
             if current in chain:
                 continue
             chain.append(current)
-            parent = current.parent or current
             for base in current.bases:
-                found = parent.lookup_class(base.rsplit(".", 1)[-1])
+                found = self.klass(base, current.parent or current)
                 if found is not None:
                     todo.append(found)
         return chain
@@ -284,6 +395,8 @@ class Resolver:
         return None
 
     def _attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
+        if len(key) in (2, 3) and key[1] == "optimizers()":
+            return self._configured_optimizers(key)
         if len(key) != 2:
             return []
         cls = self.instance_class(key[:1])
@@ -293,6 +406,24 @@ class Resolver:
         for klass in self.class_chain(cls):
             for binding, method_scope in klass.self_attrs.get(key[1], []):
                 values.append((binding, Frame(method_scope, cls=cls)))
+        return values
+
+    def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
+        """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`
+        returns: an optimizer, a list of them, `(optimizers, schedulers)`, or dicts of them."""
+        cls = self.instance_class(key[:1])
+        found = self.method(cls, "configure_optimizers") if cls is not None else None
+        if found is None:
+            return []
+        scope = self.scope_of(found[1])
+        frame = Frame(scope, cls=cls)
+        index = int(key[2][1:-1]) if len(key) == 3 and key[2][1:-1].isdigit() else None
+        values = []
+        for returned in returns(found[1]):
+            optimizers = _optimizers_returned(returned)
+            if index is not None:
+                optimizers = optimizers[index : index + 1]
+            values.extend((Binding(value), frame) for value in optimizers)
         return values
 
     # ---------------------------------------------------------------- kinds and links
@@ -348,8 +479,17 @@ class Resolver:
             return UNKNOWN, None
         if isinstance(value, cst.BooleanOperation):
             return self._kind_of_value(value.right, path, frame)
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) and not path:
+            for key in self.keys(value, frame):
+                info = self.info(key)
+                if info.kind != UNKNOWN:
+                    return info.kind, (set(info.links) if info.links_known else None)
+            return UNKNOWN, None
         if not isinstance(value, cst.Call):
             return UNKNOWN, None
+        factory = self._factory(value, frame)
+        if factory is not None:
+            return factory
         callee = self.qualified(value.func, frame)
         last = callee.rsplit(".", 1)[-1]
         if callee.endswith("deepspeed.initialize") or callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize")):
@@ -369,6 +509,32 @@ class Resolver:
         if last.endswith("Env"):
             return ENV, None
         return OTHER, None
+
+    def _factory(self, call: cst.Call, frame: Frame) -> tuple[str, set[Key] | None] | None:
+        """A project function that returns an optimizer (`build_optimizer(cfg, model)`): its
+        result is one, linked to what the caller passed for the parameters it was built from."""
+        func = call.func
+        found = None
+        if isinstance(func, cst.Name):
+            found = self.function(func.value, frame)
+        elif isinstance(func, cst.Attribute):
+            found = self.module_function(func, frame)
+        if found is None or found[1] in self._factories:
+            return None
+        scope, definition = found
+        self._factories.add(definition)  # recursion guard
+        try:
+            params = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
+            subst = {name: self.keys(arg.value, frame) for name, arg in zip(params, call.args) if arg.keyword is None}
+            subst.update({a.keyword.value: self.keys(a.value, frame) for a in call.args if a.keyword is not None})
+            inner = Frame(scope, {k: v for k, v in subst.items() if v}, None, frame.cls if scope.self_name else None)
+            for returned in returns(definition):
+                kind, links = self._kind_of_value(returned, (), inner)
+                if kind in (OPTIMIZER, ENGINE, SCHEDULER):
+                    return kind, links
+            return None
+        finally:
+            self._factories.discard(definition)
 
     def _optimizer_links(self, call: cst.Call, last: str, frame: Frame) -> set[Key] | None:
         if last in vocabulary.OPTIMIZER_CLASSES:
@@ -443,6 +609,31 @@ class Resolver:
                         out.add(k)
                         todo.append(k)
         return out
+
+
+def returns(func: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """The values a function returns (not those of functions nested in it)."""
+    return [
+        node.value
+        for node in walk.nodes(func.body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef))
+        if isinstance(node, cst.Return) and node.value is not None
+    ]
+
+
+def _optimizers_returned(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The optimizers in what `configure_optimizers` returns, in order."""
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement) and _is_key(e.key, "optimizer")]
+    if isinstance(value, (cst.List, cst.Tuple)):
+        elements = [e.value for e in value.elements]
+        if len(elements) == 2 and all(isinstance(e, (cst.List, cst.Tuple)) for e in elements):
+            return _optimizers_returned(elements[0])  # ([optimizers], [schedulers])
+        return [o for e in elements for o in _optimizers_returned(e)]
+    return [value]
+
+
+def _is_key(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == name
 
 
 def _strip_elements(key: Key) -> Key:

@@ -14,13 +14,15 @@ own, and the "skipped the loop" path would only produce findings nobody can act 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name
+from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import Fact, FactMaker
 from zerograd_lint.scopes import ELEMENT, Scope, dotted_name
 
@@ -43,6 +45,7 @@ class TooComplex(Exception):
 
 @dataclass(frozen=True)
 class Site:
+    path: str
     line: int
     column: int  # 0-based
     text: str
@@ -52,6 +55,7 @@ class Site:
 class Loop:
     id: int
     keyword: str  # "for", "while", "def" (a per-batch callback), "step" (step(closure))
+    path: str
     line: int
     column: int  # 0-based, at the keyword
     length: int  # of the keyword
@@ -79,6 +83,23 @@ class Graph:
         self.loops_of.append(loops)
         self.sites.append(site)
         return len(self.ops) - 1
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A function body's graph, ready to be copied in at a call site (node 0 is its entry)."""
+
+    graph: Graph
+    exits: list[int]
+
+
+def _context(frame: Frame) -> tuple:
+    """What the graph of a function depends on besides its code: the bindings up its frames."""
+    out = []
+    while frame is not None:
+        out.append((frame.scope, tuple(sorted((k, tuple(v)) for k, v in frame.subst.items())), frame.cls))
+        frame = frame.parent
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -113,40 +134,6 @@ class _TryCtx(_Ctx):
     raises: list[int] = field(default_factory=list)
 
 
-class _Calls(cst.CSTVisitor):
-    """Calls of an expression in evaluation order, with comprehension targets bound."""
-
-    def __init__(self, builder: Builder, frame: Frame) -> None:
-        self.builder = builder
-        self.frames = [frame]
-        self.found: list[tuple[cst.Call, Frame]] = []
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def _comprehension(self, node) -> bool:
-        frame = self.frames[-1]
-        extra: dict = {}
-        comp = node.for_in
-        while comp is not None:
-            inner = frame.child_locals(extra)
-            for name, path in _target_paths(comp.target):
-                extra[name] = self.builder.resolver.value_keys(comp.iter, (ELEMENT,) + path, inner)
-            comp = comp.inner_for_in
-        self.frames.append(frame.child_locals(extra))
-        return True
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
-
-    def _leave_comprehension(self, original_node) -> None:
-        self.frames.pop()
-
-    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
-
-    def leave_Call(self, original_node: cst.Call) -> None:
-        self.found.append((original_node, self.frames[-1]))
-
-
 def _target_paths(target: cst.BaseExpression, path: tuple = ()):
     if isinstance(target, cst.Name):
         yield target.value, path
@@ -174,14 +161,14 @@ def _assigned_names(target: cst.BaseExpression) -> frozenset[str]:
 
 
 class Builder:
-    def __init__(self, module: cst.Module, resolver: Resolver, positions, classifier: ev.Classifier, followed) -> None:
-        self.module = module
-        self.followed = followed  # functions that touch gradients; calls to others are skipped
+    def __init__(self, resolver: Resolver, classifier: ev.Classifier, followed) -> None:
+        self.followed = followed  # does a function touch gradients? Calls to others are skipped
         self.resolver = resolver
-        self.positions = positions
         self.classifier = classifier
-        self.facts = FactMaker(module)
         self.inlined: set[cst.FunctionDef] = set()
+        self.fragments: dict[tuple, Fragment] = {}
+        self._facts: dict[tuple[cst.CSTNode, bool], list] = {}
+        self._sites: dict[cst.CSTNode, Site] = {}
 
     # ---------------------------------------------------------------- entry points
 
@@ -216,6 +203,19 @@ class Builder:
     def frame(self) -> Frame:
         return self.frames[-1]
 
+    @property
+    def module(self):
+        """The project module of the code being built (an inlined callee may live elsewhere)."""
+        return self.frame.scope.module
+
+    @property
+    def positions(self):
+        return self.module.positions
+
+    @property
+    def facts(self) -> FactMaker:
+        return FactMaker(self.module.cst)
+
     # ---------------------------------------------------------------- nodes
 
     def emit(self, op: str, arg: object = None, site: Site | None = None) -> int:
@@ -226,16 +226,21 @@ class Builder:
         return node
 
     def site(self, node: cst.CSTNode) -> Site:
-        pos: CodeRange = self.positions[node]
-        text = self.module.code_for_node(node)
-        text = " ".join(text.split())
-        if len(text) > 60 and isinstance(node, cst.Call):
-            text = self.module.code_for_node(node.func) + "(...)"
-        return Site(pos.start.line, pos.start.column, text)
+        if node not in self._sites:
+            self._sites[node] = self._site(node)
+        return self._sites[node]
 
-    def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters) -> Loop:
+    def _site(self, node: cst.CSTNode) -> Site:
+        pos: CodeRange = self.positions[node]
+        code = self.module.cst.code_for_node
+        text = " ".join(code(node).split())
+        if len(text) > 60 and isinstance(node, cst.Call):
+            text = code(node.func) + "(...)"
+        return Site(self.module.path, pos.start.line, pos.start.column, text)
+
+    def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters, path: str | None = None) -> Loop:
         parent = self.loops[-1] if self.loops else None
-        loop = Loop(len(self.graph.loops), keyword, line, column, length, parent, counters, node)
+        loop = Loop(len(self.graph.loops), keyword, path or self.module.path, line, column, length, parent, counters, node)
         self.graph.loops.append(loop)
         return loop
 
@@ -269,7 +274,10 @@ class Builder:
         return ctx.breaks
 
     def assume(self, test: cst.BaseExpression, truth: bool) -> None:
-        for fact, value in self.facts.facts(test, truth):
+        key = (test, truth)
+        if key not in self._facts:
+            self._facts[key] = self.facts.facts(test, truth)
+        for fact, value in self._facts[key]:
             self.emit(ASSUME, (fact, value))
 
     # ---------------------------------------------------------------- expressions and calls
@@ -277,14 +285,28 @@ class Builder:
     def expr(self, node: cst.CSTNode | None) -> None:
         if node is None:
             return
-        calls = _Calls(self, self.frame)
-        node.visit(calls)
-        for call, frame in calls.found:
+        for call, frame in self.calls(node):
             self.frames.append(frame)
             try:
                 self.actions(self.classifier.classify_call(call, frame), call)
             finally:
                 self.frames.pop()
+
+    def calls(self, node: cst.CSTNode) -> list[tuple[cst.Call, Frame]]:
+        """The calls of `node` in evaluation order, each with the frame it runs in (comprehension
+        targets bound to what they iterate over)."""
+
+        def enter(comprehension, frame: Frame) -> Frame:
+            extra: dict = {}
+            comp = comprehension.for_in
+            while comp is not None:
+                inner = frame.child_locals(extra)
+                for name, path in _target_paths(comp.target):
+                    extra[name] = self.resolver.value_keys(comp.iter, (ELEMENT,) + path, inner)
+                comp = comp.inner_for_in
+            return frame.child_locals(extra)
+
+        return walk.calls(node, self.frame, enter)
 
     def actions(self, actions: list[ev.Action], node: cst.CSTNode) -> None:
         for action in actions:
@@ -302,32 +324,67 @@ class Builder:
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), self.site(node))
 
     def inline(self, action: ev.Inline) -> None:
-        if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH or action.func not in self.followed:
+        """A call of a project function that touches gradients: its body runs here.
+
+        The callee's graph is built once per calling context (its parameters' bindings, `self`,
+        the enclosing frames, an Accelerate gate, an exception handler) and copied in at every
+        call site with that context: a summary of the function, computed once and reused."""
+        if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH or not self.followed(action.func):
             return
         self.inlined.add(action.func)
         parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)
         frame = Frame(action.scope, action.subst, parent, action.cls)
-        self.stack.append(action.func)
-        self.frames.append(frame)
-        saved_ctx = self.ctx
+        key = (action.func, _context(frame), self.gate, self.handlers > 0)
+        fragment = self.fragments.get(key)
+        if fragment is None:
+            fragment = self.fragments[key] = self._fragment(action.func, frame)
+        self._splice(fragment)
+
+    def _fragment(self, func: cst.FunctionDef, frame: Frame) -> Fragment:
+        saved = (self.graph, self.loops, self.preds, self.ctx)
+        self.graph, self.loops = Graph(), ()
+        self.preds = [self.graph.add(NOP, None, ())]
         function = _FunctionCtx()
         self.ctx = [function]
+        self.stack.append(func)
+        self.frames.append(frame)
         try:
-            self.block(action.func.body)
-            self.preds += function.returns
+            self.block(func.body)
+            return Fragment(self.graph, self.preds + function.returns)
         finally:
-            self.ctx = saved_ctx
             self.frames.pop()
             self.stack.pop()
+            self.graph, self.loops, self.preds, self.ctx = saved
+
+    def _splice(self, fragment: Fragment) -> None:
+        """Copy a fragment in at the current point, its loops nested in the current ones."""
+        source, graph = fragment.graph, self.graph
+        loops: dict[int, int] = {}
+        for loop in source.loops:
+            parent = loops.get(loop.parent) if loop.parent is not None else (self.loops[-1] if self.loops else None)
+            copy = dataclasses.replace(loop, id=len(graph.loops), parent=parent)
+            if loop.keyword == "step" and loop.parent is None and self.loops:  # re-anchor at the caller's loop
+                outer = graph.loops[self.loops[-1]]
+                copy = dataclasses.replace(copy, path=outer.path, line=outer.line, column=outer.column, length=outer.length)
+            graph.loops.append(copy)
+            loops[loop.id] = copy.id
+        base = len(graph.ops)
+        for i, op in enumerate(source.ops):
+            arg = loops[source.args[i]] if op in (ENTER, BACK) else source.args[i]
+            graph.add(op, arg, self.loops + tuple(loops[l] for l in source.loops_of[i]), source.sites[i])
+            graph.succ[base + i] = [base + j for j in source.succ[i]]
+        for p in self.preds:
+            graph.succ[p].append(base)
+        self.preds = [base + e for e in fragment.exits]
 
     def step_with_closure(self, action: ev.StepWithClosure, call: cst.CSTNode) -> None:
         """The optimizer evaluates the closure and steps; LBFGS evaluates it again and again."""
         site = self.site(call)
         if self.loops:
             anchor = self.graph.loops[self.loops[-1]]
-            loop = self._new_loop("step", anchor.line, anchor.column, anchor.length, anchor.node, frozenset())
+            loop = self._new_loop("step", anchor.line, anchor.column, anchor.length, anchor.node, frozenset(), anchor.path)
         else:
-            loop = self._new_loop("step", site.line, site.column, len(site.text), call, frozenset())
+            loop = self._new_loop("step", site.line, site.column, len(site.text), call, frozenset(), site.path)
 
         def body() -> None:
             closure = action.closure
@@ -413,8 +470,7 @@ class Builder:
             found = self.frame.scope.lookup(name)
             if found is None or name in self.frame.locals:
                 continue
-            scope, _ = found
-            own = (f"{scope.qualname}:{name}",) if scope.kind == "function" else (name,)
+            own = own_key(found[0], name)
             if own in self.resolver.keys(cst.Name(name), self.frame):
                 keys.append(own)
         if keys:
@@ -577,93 +633,13 @@ class Builder:
         a loop of the training, and it runs for every element (no "zero iterations" path).
         """
         names = _target_names(node.target)
-        if not names:
-            return False
-        collector = _Collector(self, names)
-        node.body.visit(collector)
-        return collector.gradient_ops > 0 and collector.ok
+        return bool(names) and elementwise.applies_to_each(elementwise.body_actions(self, node.body), names)
 
     def flat(self, body: cst.BaseSuite) -> None:
         """Emit the events of a collection loop's body once, in source order, ignoring branches."""
-        collector = _Collector(self, frozenset())
-        body.visit(collector)
-        for actions, node, frame in collector.actions:
+        for actions, node, frame in elementwise.body_actions(self, body):
             self.frames.append(frame)
             try:
                 self.actions(actions, node)
             finally:
                 self.frames.pop()
-
-
-class _Collector(cst.CSTVisitor):
-    """Classify every call and assignment of a loop body, ignoring control flow."""
-
-    def __init__(self, builder: Builder, targets: frozenset[str]) -> None:
-        self.builder = builder
-        self.targets = targets
-        self.actions: list[tuple[list[ev.Action], cst.CSTNode, Frame]] = []
-        self.gradient_ops = 0
-        self.ok = True
-
-    def _record(self, actions: list[ev.Action], node: cst.CSTNode, frame: Frame) -> None:
-        if not actions:
-            return
-        self.actions.append((actions, node, frame))
-        for action in actions:
-            if not isinstance(action, ev.Event) or action.op in (ev.ACC, ev.UPDATE):
-                self.ok = False
-            elif action.op in (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE):
-                self.gradient_ops += 1
-                if self.targets and not _mentions(node, self.targets):
-                    self.ok = False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        b = self.builder
-        frame = b.frame
-        for small in node.body:
-            calls = _Calls(b, frame)
-            small.visit(calls)
-            for call, call_frame in calls.found:
-                self._record(b.classifier.classify_call(call, call_frame), call, call_frame)
-            if isinstance(small, (cst.Assign, cst.AnnAssign)):
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                for target in targets:
-                    self._record(b.classifier.classify_assign(target, small.value, frame), small, frame)
-            elif isinstance(small, cst.AugAssign):
-                self._record(b.classifier.classify_augassign(small, frame), small, frame)
-            elif isinstance(small, cst.Del):
-                self._record(b.classifier.classify_assign(small.target, None, frame), small, frame)
-        return False
-
-    def visit_If(self, node: cst.If) -> None:
-        self._test(node.test)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._test(node.test)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._test(node.iter)
-
-    def _test(self, expr: cst.BaseExpression) -> None:
-        calls = _Calls(self.builder, self.builder.frame)
-        expr.visit(calls)
-        for call, frame in calls.found:
-            self._record(self.builder.classifier.classify_call(call, frame), call, frame)
-
-
-def _mentions(node: cst.CSTNode, names: frozenset[str]) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            nonlocal found
-            found = found or name.value in names
-
-    node.visit(Finder())
-    return found

@@ -1,7 +1,9 @@
 """Source text in, findings out: the pure core. No I/O, no printing, no exiting.
 
-text -> a first look with `ast` (which functions can matter) -> CST -> scopes -> one graph per analysed function (callers inline their callees) ->
-states along paths -> raw findings -> suppression -> `Finding`s.
+text -> a first look with `ast` (which functions can matter, project-wide) -> CST of the modules
+that hold them -> one graph per analysed function (calls into the project are inlined) ->
+states along paths -> raw findings -> suppression -> `Finding`s, filed under the file of the
+loop they are reported at.
 """
 
 from __future__ import annotations
@@ -9,22 +11,31 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from zerograd_lint import rules, vocabulary
+from zerograd_lint import rules, vocabulary, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder, TooComplex
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.flow import GaveUp, analyse
-from zerograd_lint.scopes import Scope, build_scopes, dotted_name
+from zerograd_lint.project import Project
+from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.survey import MODULE, Unparsable, survey
+from zerograd_lint.survey import MODULE, Unparsable, connect, survey_module
 
-# Every spelling of ACCUMULATE contains this word; a file without it has no finding to make.
-_NEEDED = "backward"
+# A module can take part in a finding only if it mentions one of these (or a project's own words).
+_RELEVANT = re.compile(r"backward|zero_grad|step|\.grad\b|optim|update_params")
+_IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
+
+
+@dataclass
+class Result:
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    errors: dict[str, SourceError] = field(default_factory=dict)
 
 
 def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabulary = Vocabulary()) -> list[Finding]:
@@ -32,17 +43,35 @@ def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabul
 
     `vocabulary` adds a project's own names of optimizers and of functions that clear, step or
     run backward (see `zerograd_lint.settings.Vocabulary`)."""
-    text = _decode(source, path)
-    markers = rules.scan_markers(text)
-    if not _may_accumulate(text, vocabulary) or _other_framework(text):
-        raws: list[rules.Raw] = []
-    else:
+    result = check_project({path: source}, vocabulary)
+    if path in result.errors:
+        raise result.errors[path]
+    return result.findings.get(path, [])
+
+
+def check_project(sources: Mapping[str, str | bytes], vocabulary: Vocabulary = Vocabulary()) -> Result:
+    """Check modules together: a loop in one file calling a training step in another is followed.
+    Files that cannot be checked are in `errors`; the others are still checked."""
+    result = Result()
+    texts: dict[str, str] = {}
+    for path, source in sources.items():
         try:
-            raws = _analyse(text, path, vocabulary)
-        except RecursionError:
-            raise SourceError(path, "too deeply nested to analyse") from None
-    kept, _ = rules.suppress(raws, markers)
-    return sorted(_finding(path, raw) for raw in kept)
+            texts[path] = _decode(source, path)
+        except SourceError as exc:
+            result.errors[path] = exc
+    raws: list[rules.Raw] = []
+    try:
+        raws = _analyse(texts, vocabulary, result.errors)
+    except RecursionError:  # a pathological module the first look let through
+        for path in texts:
+            result.errors.setdefault(path, SourceError(path, "too deeply nested to analyse"))
+    for path, text in texts.items():
+        if path in result.errors:
+            continue
+        mine = [raw for raw in raws if raw.path == path]
+        kept, _ = rules.suppress(path, mine, rules.scan_markers(text))
+        result.findings[path] = sorted(_finding(path, raw) for raw in kept)
+    return result
 
 
 def _decode(source: str | bytes, path: str) -> str:
@@ -57,56 +86,95 @@ def _decode(source: str | bytes, path: str) -> str:
         raise SourceError(path, f"cannot decode: {exc}") from None
 
 
-def _may_accumulate(text: str, vocabulary: Vocabulary) -> bool:
-    return _NEEDED in text or any(name in text for name in vocabulary.backwards)
-
-
-def _analyse(text: str, path: str, vocabulary: Vocabulary) -> list[rules.Raw]:
-    try:
-        found = survey(text, vocabulary)
-    except Unparsable as exc:
-        raise SourceError(path, exc.reason) from None
-    if not found.roots:
-        return []
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        raise SourceError(path, f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}") from None
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:  # bad encoding declarations
-        raise SourceError(path, f"cannot parse: {exc}") from None
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    scopes = build_scopes(module)
-    resolver = Resolver(scopes, vocabulary)
-    lines = {node: positions[node].start.line if scope.kind == "function" else MODULE for node, scope in scopes.items()}
-    builder = Builder(module, resolver, positions, Classifier(resolver, vocabulary), {n for n, l in lines.items() if l in found.followed})
-
-    per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
-    for node, scope in scopes.items():
-        if scope.kind == "class" or lines[node] not in found.roots:
-            continue
-        callback = node if scope.kind == "function" and _is_callback(scope, resolver) else None
-        frame = Frame(scope, cls=scope.enclosing_class())
-        try:
-            graph = builder.build(node.body if scope.kind == "function" else node, frame, callback)
-            per_root.append((node, rules.judge(analyse(graph, resolver))))
-        except (TooComplex, GaveUp):
-            continue
-    raws: dict[tuple, rules.Raw] = {}
-    for node, found in per_root:
-        if node in builder.inlined:
-            continue  # analysed in the context of its callers
-        for raw in found:
-            raws.setdefault((raw.code, raw.line, raw.column, raw.message), raw)
-    return list(raws.values())
-
-
-_IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
+def _takes_part(text: str, words: Vocabulary) -> bool:
+    if _other_framework(text):
+        return False
+    extra = (*words.backwards, *words.clears, *words.steps, *words.optimizers)
+    return bool(_RELEVANT.search(text)) or any(word in text for word in extra)
 
 
 def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch)."""
     imported = set(_IMPORTS.findall(text))
     return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
+
+
+def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError]) -> list[rules.Raw]:
+    surveys = {}
+    for path, text in texts.items():
+        if _takes_part(text, words):
+            try:
+                surveys[path] = survey_module(text, words)
+            except Unparsable as exc:
+                errors[path] = SourceError(path, exc.reason)
+    project = Project()
+    for path in surveys:
+        project.add(path, texts[path])
+    connected = connect(surveys, _imports(project, surveys))
+    if not any(s.roots for s in connected.values()):
+        return []
+    resolver = Resolver(project, words)
+    resolver.wanted = lambda module, name: (
+        bool(connected[module.path].followed) if name is None else name in connected[module.path].worth
+    )
+    modules = []
+    for path, found in connected.items():
+        module = project.modules[path]
+        if found.roots:
+            if resolver.load(module):
+                modules.append((module, found))
+            else:
+                errors[path] = SourceError(path, module.error)
+
+    def followed(func: cst.FunctionDef) -> bool:
+        module = resolver.scope_of(func).module
+        return module.positions[func].start.line in connected[module.path].followed
+
+    builder = Builder(resolver, Classifier(resolver, words), followed)
+    per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
+    for module, found in modules:
+        for node, scope in module.scopes.items():
+            line = module.positions[node].start.line if scope.kind == "function" else MODULE
+            if scope.kind == "class" or line not in found.roots:
+                continue
+            callback = node if scope.kind == "function" and _is_callback(scope, resolver) else None
+            for cls in _classes_of(scope, resolver):
+                try:
+                    graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=cls), callback)
+                    per_root.append((node, rules.judge(analyse(graph, resolver))))
+                except (TooComplex, GaveUp):
+                    continue
+    unique: dict[tuple, rules.Raw] = {}
+    for node, found_raws in per_root:
+        if node in builder.inlined:
+            continue  # analysed in the context of its callers
+        for raw in found_raws:
+            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
+    return list(unique.values())
+
+
+def _imports(project: Project, surveys) -> dict[str, set[str]]:
+    """The project modules each module imports (by path)."""
+    out: dict[str, set[str]] = {}
+    for path, found in surveys.items():
+        module = project.modules[path]
+        targets = (project.resolve(origin, module) for origin in found.imports)
+        out[path] = {target[0].path for target in targets if target is not None}
+    return out
+
+
+def _classes_of(scope: Scope, resolver: Resolver) -> list[Scope | None]:
+    """`self` in a method: its class, and each subclass that inherits it rather than overriding it
+    (a base class's loop calling `self.train_step()` runs the subclass's override)."""
+    cls = scope.enclosing_class()
+    if cls is None:
+        return [None]
+    out = [cls]
+    for other in resolver.subclasses(cls):
+        owner = resolver.method(other, scope.name)
+        if owner is not None and owner[1] is scope.node:
+            out.append(other)
+    return out
 
 
 def _is_callback(scope: Scope, resolver: Resolver) -> bool:
@@ -129,16 +197,11 @@ def _is_callback(scope: Scope, resolver: Resolver) -> bool:
 
 
 def _names_called(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            name = dotted_name(call.func)
-            if name:
-                names.add(name.rsplit(".", 1)[-1])
-
-    node.visit(Calls())
-    return names
+    return {
+        name.rsplit(".", 1)[-1]
+        for call in walk.nodes(node)
+        if isinstance(call, cst.Call) and (name := dotted_name(call.func))
+    }
 
 
 def _finding(path: str, raw: rules.Raw) -> Finding:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from zerograd_lint import walk
+from zerograd_lint.scopes import dotted_name
+
 _SPACE = re.compile(r"\s+")
 
 
@@ -41,34 +44,22 @@ def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.stable = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        parts = []
-        current: cst.BaseExpression = node
-        while isinstance(current, cst.Attribute):
-            parts.append(current.attr.value)
-            current = current.value
-        if isinstance(current, cst.Name):
-            parts.append(current.value)
-            self.names.add(".".join(reversed(parts)))
-            self.names.add(current.value)
-            if "sync_gradients" in parts:
-                self.stable = False
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.stable = False
-
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        self.stable = False
+def _reads(nodes: list[cst.CSTNode]) -> tuple[frozenset[str], bool]:
+    """The dotted names a condition reads, and whether it may survive a back edge (no call, no
+    subscript, nothing Accelerate changes per step)."""
+    names: set[str] = set()
+    stable = True
+    for root in nodes:
+        for node in walk.nodes(root):
+            if isinstance(node, (cst.Call, cst.Subscript)):
+                stable = False
+            elif isinstance(node, (cst.Name, cst.Attribute)):
+                dotted = dotted_name(node)
+                if dotted:
+                    names.add(dotted)
+                    names.add(dotted.split(".")[0])
+                    stable = stable and "sync_gradients" not in dotted
+    return frozenset(names), stable
 
 
 class FactMaker:
@@ -76,10 +67,8 @@ class FactMaker:
         self.module = module
 
     def _fact(self, key: tuple, nodes: list[cst.CSTNode]) -> Fact:
-        visitor = _Names()
-        for node in nodes:
-            node.visit(visitor)
-        return Fact(key, frozenset(visitor.names), visitor.stable)
+        names, stable = _reads(nodes)
+        return Fact(key, names, stable)
 
     def facts(self, test: cst.BaseExpression, truth: bool) -> list[tuple[Fact, bool]]:
         """Facts that hold when `test` evaluates to `truth`."""

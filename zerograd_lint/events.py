@@ -24,7 +24,7 @@ from typing import Union
 
 import libcst as cst
 
-from zerograd_lint import vocabulary
+from zerograd_lint import vocabulary, walk
 from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, param_root,
 )
@@ -102,21 +102,11 @@ def _strip_data(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _reads_grad_of(expr: cst.BaseExpression, target: list[Key], frame: Frame, resolver: Resolver) -> bool:
     """Does `expr` read `.grad` of the same tensor(s) as `target`?"""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            nonlocal found
-            if node.attr.value == "grad" and not found:
-                keys = resolver.keys(_strip_data(node.value), frame)
-                found = bool(keys) and any(k in target for k in keys)
-            return not found
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    expr.visit(Finder())
-    return found
+    return any(
+        isinstance(node, cst.Attribute) and node.attr.value == "grad"
+        and any(k in target for k in resolver.keys(_strip_data(node.value), frame))
+        for node in walk.nodes(expr)
+    )
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
@@ -177,6 +167,10 @@ class Classifier:
             return [Event(ACC)]
         if method == "manual_backward":
             return [Event(ACC)]
+        target = r.module_function(func, frame)
+        if target is not None:
+            scope, function = target
+            return [Inline(function, scope, self._bind_args(call, function, frame), None)]
         qualified = r.qualified(recv, frame)
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame):
@@ -248,10 +242,10 @@ class Classifier:
         if isinstance(expr, cst.Lambda):
             return expr, None
         if isinstance(expr, cst.Name):
-            found = frame.scope.lookup_function(expr.value)
+            found = self.resolver.function(expr.value, frame)
             if found is not None:
                 scope, func = found
-                return func, self.resolver.scopes[func]
+                return func, scope
         return None
 
     def _keys_event(self, op: str, expr: cst.BaseExpression, frame: Frame) -> list[Action]:
@@ -260,10 +254,9 @@ class Classifier:
 
     def _function_call(self, call: cst.Call, name: str, frame: Frame) -> list[Action]:
         r = self.resolver
-        found = frame.scope.lookup_function(name)
-        if found is not None and frame.scope.lookup(name) is None:
-            _, func = found
-            scope = r.scopes[func]
+        found = r.function(name, frame)
+        if found is not None:
+            scope, func = found
             return [Inline(func, scope, self._bind_args(call, func, frame), frame.cls if scope.self_name else None)]
         qualified = r.qualified(cst.Name(name), frame)
         if qualified.endswith("autograd.backward"):
@@ -271,8 +264,8 @@ class Classifier:
         if qualified.endswith("_foreach_zero_") and _positional(call):
             roots = r.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
-        if frame.scope.lookup_class(name) is not None:
-            return []  # constructing an object of a class from this module
+        if r.klass(name, frame.scope) is not None:
+            return []  # constructing an object of a class from the project
         bound = frame.scope.lookup(name)
         if bound is not None and not any(b.is_param for b in bound[1]) and name not in frame.locals:
             return []  # calling an object (`model(x)`, `criterion(out, y)`): a forward pass
@@ -293,8 +286,8 @@ class Classifier:
             found = r.method(cls, method)
             if found is None:
                 return None
-            _, func = found
-            scope = r.scopes[func]
+            scope, func = found
+            scope = r.scope_of(func)
             subst = self._bind_args(call, func, frame, skip_first=True)
             if scope.self_name:
                 subst[scope.self_name] = [key]

@@ -12,6 +12,8 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from pathlib import PurePath
+from typing import NamedTuple
 
 from zerograd_lint import cfg
 from zerograd_lint.bindings import Key
@@ -23,6 +25,7 @@ from zerograd_lint.flow import Analysis
 class Raw:
     """A finding before suppression: position (1-based line, 0-based column) and what it is about."""
 
+    path: str
     code: str
     line: int
     column: int
@@ -34,21 +37,34 @@ class Raw:
 # ------------------------------------------------------------------------- judging
 
 
-def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> tuple[int, int, int, cfg.Loop | None]:
+class Anchor(NamedTuple):
+    path: str
+    line: int
+    column: int
+    length: int
+    loop: cfg.Loop | None
+
+    def raw(self, code: str, message: str) -> Raw:
+        return Raw(self.path, code, self.line, self.column, self.length, message, self.loop)
+
+
+def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> Anchor:
     """The innermost loop around `node` that the contributions went around, else the innermost
     loop around `node`, else `node` itself."""
     loops = graph.loops_of[node]
     chosen = next((l for l in reversed(loops) if l in crossed), loops[-1] if loops else None)
     if chosen is None:
         site = graph.sites[node]
-        return site.line, site.column, len(site.text), None
+        return Anchor(site.path, site.line, site.column, len(site.text), None)
     loop = graph.loops[chosen]
-    return loop.line, loop.column, loop.length, loop
+    return Anchor(loop.path, loop.line, loop.column, loop.length, loop)
 
 
-def _call(graph: cfg.Graph, node: int) -> str:
+def _call(graph: cfg.Graph, node: int, here: str) -> str:
+    """`opt.step() (line 14)`, or `(engine.py line 14)` when the call is in another file."""
     site = graph.sites[node]
-    return f"{site.text} (line {site.line})"
+    where = "" if site.path == here else f"{PurePath(site.path).name} "
+    return f"{site.text} ({where}line {site.line})"
 
 
 def judge(analysis: Analysis) -> list[Raw]:
@@ -64,34 +80,33 @@ def _judge(analysis: Analysis) -> list[Raw]:
 
     for (step, key), tags in sorted(obs.stale_steps.items()):
         anchors = [_anchor(graph, step, tag.crossed) for tag in tags]
-        line, column, length, loop = max(anchors, key=lambda a: (a[3] is not None and _depth(graph, a[3]), a[0]))
-        why = _why_stale(analysis, key, loop, tags)
-        message = f"{_call(graph, step)} applies gradients an earlier step already applied: {why}"
-        out.append(Raw("ZG001", line, column, length, message, loop))
+        anchor = max(anchors, key=lambda a: (a.loop is not None and _depth(graph, a.loop), a.line))
+        why = _why_stale(analysis, key, anchor)
+        out.append(anchor.raw("ZG001", f"{_call(graph, step, anchor.path)} applies gradients an earlier step already applied: {why}"))
 
     emptied: set[tuple[int, Key]] = set()
     for (step, key), discards in sorted(obs.empty_steps.items()):
         for discard in sorted(discards):
             emptied.add((discard.clear, key))
-            line, column, length, loop = _anchor(graph, step, discard.crossed)
-            message = (
-                f"{_call(graph, discard.clear)} clears the gradients of {_call(graph, discard.backward)} "
-                f"before {_call(graph, step)} can apply them: clear before the backward or after the step"
-            )
-            out.append(Raw("ZG002", line, column, length, message, loop))
+            anchor = _anchor(graph, step, discard.crossed)
+            here = anchor.path
+            out.append(anchor.raw("ZG002", (
+                f"{_call(graph, discard.clear, here)} clears the gradients of {_call(graph, discard.backward, here)} "
+                f"before {_call(graph, step, here)} can apply them: clear before the backward or after the step"
+            )))
 
     for (clear, key), tags in sorted(obs.fresh_clears.items()):
         if (clear, key) in emptied or (clear, key) not in obs.plain_clears or graph.args[clear].recovery:
             continue
         tag = min(tags)
-        line, column, length, loop = _anchor(graph, clear, tag.crossed)
+        anchor = _anchor(graph, clear, tag.crossed)
+        here = anchor.path
         steps = analysis.nodes("step", key)
-        target = f" for {_call(graph, steps[0])}" if steps else ""
-        message = (
-            f"{_call(graph, clear)} discards gradients that {_call(graph, tag.node)} accumulated{target} "
+        target = f" for {_call(graph, steps[0], here)}" if steps else ""
+        out.append(anchor.raw("ZG003", (
+            f"{_call(graph, clear, here)} discards gradients that {_call(graph, tag.node, here)} accumulated{target} "
             "before the step applies them: clear right after the step instead"
-        )
-        out.append(Raw("ZG003", line, column, length, message, loop))
+        )))
     return out
 
 
@@ -103,8 +118,9 @@ def _depth(graph: cfg.Graph, loop: cfg.Loop) -> int:
     return depth
 
 
-def _why_stale(analysis: Analysis, key: Key, loop: cfg.Loop | None, tags) -> str:
+def _why_stale(analysis: Analysis, key: Key, anchor: Anchor) -> str:
     graph = analysis.graph
+    loop = anchor.loop
     clears = analysis.nodes("clear", key)
     if not clears:
         return "nothing clears them" + (" in this loop" if loop is not None else "")
@@ -112,8 +128,8 @@ def _why_stale(analysis: Analysis, key: Key, loop: cfg.Loop | None, tags) -> str
         return "the closure it evaluates calls backward without clearing them first"
     inside = [c for c in clears if loop is not None and loop.id in graph.loops_of[c]]
     if loop is not None and not inside:
-        return f"{_call(graph, clears[0])} runs outside this loop"
-    return f"{_call(graph, (inside or clears)[0])} does not run on every path between two steps"
+        return f"{_call(graph, clears[0], anchor.path)} runs outside this loop"
+    return f"{_call(graph, (inside or clears)[0], anchor.path)} does not run on every path between two steps"
 
 
 # ------------------------------------------------------------------------- suppression
@@ -164,7 +180,7 @@ def _codes(match: re.Match) -> frozenset[str] | None:
     return frozenset(c.upper() for c in _CODES.findall(codes)) if codes else None
 
 
-def suppress(raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw], list[Raw]]:
+def suppress(path: str, raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw], list[Raw]]:
     """Split findings into (kept, suppressed) and add a ZG100 for each marker that did nothing."""
     used: set[tuple[Marker, str]] = set()
     kept: list[Raw] = []
@@ -178,12 +194,12 @@ def suppress(raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw], list[Raw
             suppressed.append(finding)
     for marker in markers:
         if marker.kind == "accumulate" and not any(m is marker for m, _ in used):
-            kept.append(Raw("ZG100", marker.line, marker.column, len(marker.text),
+            kept.append(Raw(path, "ZG100", marker.line, marker.column, len(marker.text),
                             f"`{marker.text}` suppresses nothing: no ZG001 is reported for a loop on this line or the next", None))
         elif marker.kind == "noqa" and marker.codes is not None:
             unused = sorted(c for c in marker.codes if c.startswith("ZG") and (marker, c) not in used)
             if unused:
-                kept.append(Raw("ZG100", marker.line, marker.column, len(marker.text),
+                kept.append(Raw(path, "ZG100", marker.line, marker.column, len(marker.text),
                                 f"`{marker.text}` suppresses nothing for {', '.join(unused)} on this line", None))
     files = [m for m in markers if m.kind == "file"]
     if files:

@@ -32,26 +32,36 @@ def check_paths(paths: Iterable[str], settings: Settings = Settings()) -> Report
 
 
 def check_files(files: Iterable[str], settings: Settings = Settings()) -> Report:
-    """Check these files (already discovered); unreadable or unparsable files become errors."""
-    from zerograd_lint.checker import check_source
+    """Check these files (already discovered) as one project: a loop in one file that calls a
+    training step in another is followed. Unreadable or unparsable files become errors."""
+    from zerograd_lint.checker import check_project
 
     report = Report()
-    for item in files:
+    sources: dict[str, bytes] = {}
+    for path in files:
         report.files += 1
         try:
-            source = read_source(item)
-            found = check_source(source, item, settings.vocabulary)
-        except SourceError as exc:
-            report.errors.append(exc)
-            continue
+            sources[path] = read_source(path)
         except OSError as exc:
-            report.errors.append(SourceError(item, f"cannot read: {exc.strerror or exc}"))
-            continue
-        except (RecursionError, MemoryError) as exc:
-            report.errors.append(SourceError(item, f"too large or deeply nested to analyse ({type(exc).__name__})"))
-            continue
-        except Exception as exc:  # an internal error must not stop the other files
-            report.errors.append(SourceError(item, f"internal error: {type(exc).__name__}: {exc}"))
-            continue
-        report.findings.extend(f for f in found if settings.reports(item, f.code))
+            report.errors.append(SourceError(path, f"cannot read: {exc.strerror or exc}"))
+    try:
+        results = [check_project(sources, settings.vocabulary)]
+    except Exception:  # an internal error: check file by file so it costs one file, not the run
+        results = [_check_alone(path, source, settings) for path, source in sources.items()]
+    for result in results:
+        report.errors.extend(result.errors.values())
+        for path, found in result.findings.items():
+            report.findings.extend(f for f in found if settings.reports(path, f.code))
     return report
+
+
+def _check_alone(path: str, source: bytes, settings: Settings):
+    from zerograd_lint.checker import Result, check_project
+
+    try:
+        return check_project({path: source}, settings.vocabulary)
+    except (RecursionError, MemoryError) as exc:
+        error = SourceError(path, f"too large or deeply nested to analyse ({type(exc).__name__})")
+    except Exception as exc:
+        error = SourceError(path, f"internal error: {type(exc).__name__}: {exc}")
+    return Result(errors={path: error})

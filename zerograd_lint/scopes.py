@@ -46,6 +46,16 @@ class Scope:
     self_attrs: dict[str, list[tuple[Binding, Scope]]] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
     class_attrs: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # the module root only: the project module this scope tree belongs to
+    owner: object = None
+
+    @property
+    def module(self):
+        """The `project.Module` this scope belongs to."""
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope.owner
 
     @property
     def self_name(self) -> str | None:
@@ -125,8 +135,9 @@ def _add(scope: Scope, name: str, binding: Binding) -> None:
 
 
 class _ScopeBuilder(cst.CSTVisitor):
-    def __init__(self, module: cst.Module) -> None:
-        self.root = Scope("module", "<module>", "", module, None)
+    def __init__(self, module: cst.Module, owner: object) -> None:
+        name = getattr(owner, "name", "<module>")
+        self.root = Scope("module", name, name, module, None, owner=owner)
         self.stack = [self.root]
         self.by_node: dict[cst.CSTNode, Scope] = {module: self.root}
 
@@ -136,7 +147,7 @@ class _ScopeBuilder(cst.CSTVisitor):
 
     def _push(self, kind: str, name: str, node: cst.CSTNode) -> Scope:
         parent = self.scope
-        qual = f"{parent.qualname}.{name}" if parent.qualname else name
+        qual = f"{parent.qualname}.{name}"
         scope = Scope(kind, name, qual, node, parent)
         self.by_node[node] = scope
         self.stack.append(scope)
@@ -229,8 +240,8 @@ class _ScopeBuilder(cst.CSTVisitor):
             self.scope.imports[local] = f"{module}.{name}" if module else name
 
 
-def build_scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
-    """Map each Module, ClassDef and FunctionDef node to its Scope."""
-    builder = _ScopeBuilder(module)
+def build_scopes(module: cst.Module, owner: object = None) -> dict[cst.CSTNode, Scope]:
+    """Map each Module, ClassDef and FunctionDef node to its Scope; `owner` is the project module."""
+    builder = _ScopeBuilder(module, owner)
     module.visit(builder)
     return builder.by_node

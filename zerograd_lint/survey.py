@@ -2,15 +2,21 @@
 
 `ast.parse` is about twelve times faster than LibCST's parser and, unlike it, fails cleanly on
 pathological nesting. This pass refuses what cannot be parsed, and finds which functions can
-matter: a function (or the module body) can hold a finding only if it, or a function of this
-module it calls, both accumulates (`backward`) and touches an optimizer or `.grad`. Only those
+matter: a function (or a module body) can hold a finding only if it, or a function of the
+project it calls, both accumulates (`backward`) and touches an optimizer or `.grad`. Only those
 are analysed, and only functions that touch gradients at all are followed into at call sites.
+
+Calls are matched by name, generously but not blindly: `f(...)` reaches the functions named `f`
+of its own module and of the modules it imports; `x.m(...)` reaches the methods named `m` of
+its own module, of the modules it imports and of those that import it (a subclass overriding a
+base class's step lives there), and the functions named `m` of the modules it imports.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from zerograd_lint.settings import Vocabulary
 
@@ -18,11 +24,10 @@ from zerograd_lint.settings import Vocabulary
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
 MAX_DEPTH = 1000
 
+# Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = frozenset({"backward", "manual_backward", "update_params"})
-_TOUCHING = frozenset(
-    {"step", "zero_grad", "update_params", "optimizer_step", "_foreach_zero_", "zero_", "add_", "sub_", "copy_", "fill_"}
-)
-MODULE = 0  # the line number that stands for the module body
+_TOUCHING = frozenset({"step", "zero_grad", "update_params", "optimizer_step", "_foreach_zero_", "grad"})
+MODULE = 0  # the line number that stands for a module's body
 
 
 class Unparsable(Exception):
@@ -31,65 +36,134 @@ class Unparsable(Exception):
         self.reason = reason
 
 
+@dataclass
+class Function:
+    """What one function (or a module body) does by itself, before following its calls."""
+
+    accumulates: bool = False
+    touches: bool = False
+    names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
+    attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
+
+
+@dataclass
+class ModuleSurvey:
+    functions: dict[int, Function]  # by `def` line; MODULE for the module body
+    functions_named: dict[str, list[int]]  # module-level and nested functions
+    methods_named: dict[str, list[int]]  # functions defined in a class body
+    top: dict[str, list[int]]  # module-level def or class name -> the `def` lines inside it
+    imports: set[str]  # import origins as written (`pkg.engine`, `.engine`, `engine.train`)
+
+
 @dataclass(frozen=True)
 class Survey:
     roots: frozenset[int]  # `def` lines (MODULE for the module body) worth analysing
     followed: frozenset[int]  # `def` lines of functions that touch gradients, directly or not
+    worth: frozenset[str] = frozenset()  # module-level names whose definition holds such a function
 
 
-class _Function:
-    def __init__(self) -> None:
-        self.accumulates = False
-        self.touches = False
-        self.names: set[str] = set()
-
-
-def survey(text: str, vocabulary: Vocabulary = Vocabulary()) -> Survey:
+def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSurvey:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise Unparsable(f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
-
-    accumulating = _ACCUMULATING | set(vocabulary.backwards)
-    touching = _TOUCHING | set(vocabulary.clears) | set(vocabulary.steps)
-    functions: dict[int, _Function] = {MODULE: _Function()}
-    by_name: dict[str, list[int]] = {}
-    stack: list[tuple[ast.AST, int, int]] = [(tree, MODULE, 0)]
+    words = _Words(vocabulary)
+    survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())
+    stack: list[tuple[ast.AST, int, bool, int]] = [(tree, MODULE, False, 0)]  # node, owner, in a class body
     while stack:
-        node, owner, depth = stack.pop()
+        node, owner, in_class, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not tree:
-            functions[node.lineno] = _Function()
-            by_name.setdefault(node.name, []).append(node.lineno)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            survey.functions[node.lineno] = Function()
+            named = survey.methods_named if in_class else survey.functions_named
+            named.setdefault(node.name, []).append(node.lineno)
             owner = node.lineno
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            survey.imports.update(_origins(node))
         else:
-            _note(node, functions[owner], accumulating, touching)
-        stack.extend((child, owner, depth + 1) for child in ast.iter_child_nodes(node))
+            words.note(node, survey.functions[owner])
+        body_of_class = isinstance(node, ast.ClassDef)
+        stack.extend((child, owner, body_of_class, depth + 1) for child in ast.iter_child_nodes(node))
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            survey.top[statement.name] = [
+                n.lineno for n in ast.walk(statement) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+    return survey
 
-    calls = {line: {c for name in f.names for c in by_name.get(name, ())} for line, f in functions.items()}
-    accumulates = {line for line, f in functions.items() if f.accumulates}
-    touches = {line for line, f in functions.items() if f.touches}
+
+def _origins(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    module = "." * node.level + (node.module or "")
+    return {module} | {f"{module}.{alias.name}" if node.module else f"{module}{alias.name}" for alias in node.names}
+
+
+class _Words:
+    """Gradient words are attributes (`loss.backward()`, `p.grad`) or imported functions
+    (`backward(t)`, a project's own `reset_grads(m)`)."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        own = set(vocabulary.backwards) | set(vocabulary.clears) | set(vocabulary.steps)
+        self.accumulating = _ACCUMULATING | set(vocabulary.backwards)
+        self.touching = _TOUCHING | set(vocabulary.clears) | set(vocabulary.steps)
+        self.plain_accumulating = {"backward"} | set(vocabulary.backwards)
+        self.plain_touching = own & self.touching
+
+    def note(self, node: ast.AST, function: Function) -> None:
+        if isinstance(node, ast.Attribute):
+            function.accumulates |= node.attr in self.accumulating
+            function.touches |= node.attr in self.touching
+        elif isinstance(node, ast.Name):
+            function.accumulates |= node.id in self.plain_accumulating
+            function.touches |= node.id in self.plain_touching
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                function.names.add(node.func.id)
+            elif isinstance(node.func, ast.Attribute):
+                function.attributes.add(node.func.attr)
+            function.names.update(a.id for a in node.args if isinstance(a, ast.Name))
+            function.names.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+
+
+def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]) -> dict[str, Survey]:
+    """Follow calls to decide what each function can reach. `imports` maps a module's path to the
+    paths of the project modules it imports."""
+    importers: dict[str, set[str]] = {path: set() for path in modules}
+    for path, targets in imports.items():
+        for target in targets:
+            importers.setdefault(target, set()).add(path)
+    calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    for path, module in modules.items():
+        near = {path} | imports.get(path, set())
+        around = near | importers.get(path, set())
+        for line, function in module.functions.items():
+            callees = set()
+            for other in near:
+                found = modules[other]
+                for name in function.names:
+                    callees.update((other, l) for l in found.functions_named.get(name, ()))
+                for name in function.attributes:
+                    callees.update((other, l) for l in found.functions_named.get(name, ()))
+            for other in around:
+                found = modules[other]
+                for name in function.attributes:
+                    callees.update((other, l) for l in found.methods_named.get(name, ()))
+            calls[(path, line)] = callees
+    accumulates = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}
+    touches = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}
     for flags in (accumulates, touches):
-        changed = True
-        while changed:
-            grown = {line for line, callees in calls.items() if line not in flags and callees & flags}
-            flags |= grown
-            changed = bool(grown)
-    return Survey(frozenset(accumulates & touches), frozenset(accumulates | touches))
-
-
-def _note(node: ast.AST, function: _Function, accumulating, touching) -> None:
-    if isinstance(node, ast.Attribute):
-        name = node.attr
-    elif isinstance(node, ast.Name):
-        name = node.id
-    else:
-        return
-    if name in accumulating:
-        function.accumulates = True
-    if name in touching or name == "grad":
-        function.touches = True
-    function.names.add(name)
+        grown = True
+        while grown:
+            new = {where for where, callees in calls.items() if where not in flags and callees & flags}
+            flags |= new
+            grown = bool(new)
+    out = {}
+    for path, module in modules.items():
+        followed = frozenset(l for p, l in accumulates | touches if p == path)
+        worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
+        out[path] = Survey(frozenset(l for p, l in accumulates & touches if p == path), followed, worth)
+    return out

@@ -1,0 +1,80 @@
+"""Fast, iterative walks over LibCST trees.
+
+LibCST's visitor protocol rebuilds every node it passes and dispatches by name; on the hot path
+of the analysis (every expression of every analysed function) that costs several times the walk
+itself. These helpers read the child fields directly, skip whitespace, and use an explicit
+stack, so deeply nested code cannot exhaust Python's recursion limit either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+# Fields that never hold code: whitespace, comments, punctuation, operators.
+_SKIPPED = frozenset(
+    {
+        "lpar", "rpar", "lbrace", "rbrace", "lbracket", "rbracket", "comma", "semicolon", "colon",
+        "first_colon", "second_colon", "equal", "dot", "star", "operator", "comment", "leading_lines",
+        "lines_after_decorators", "header", "footer", "newline", "trailing_whitespace", "asynchronous",
+        "indent", "first_line", "last_line", "empty_lines", "keyword", "posonly_ind", "default_indent",
+        "default_newline", "encoding", "has_trailing_newline", "trailing_comma", "conversion", "separator",
+        "relative",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes that can hold code, in source order."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(kind) if f.name not in _SKIPPED and not f.name.startswith("whitespace")
+        )
+        _FIELDS[kind] = names
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def calls(node: cst.CSTNode, context: object, enter: Callable[[cst.CSTNode, object], object]) -> list[tuple[cst.Call, object]]:
+    """Calls in `node` in evaluation order (arguments before the call), each with its context.
+
+    Lambda bodies and nested definitions are not evaluated here and are skipped; entering a
+    comprehension calls `enter(node, context)` for the context of its parts (its targets)."""
+    found: list[tuple[cst.Call, object]] = []
+    stack: list[tuple[cst.CSTNode, object, bool]] = [(node, context, False)]
+    while stack:
+        current, ctx, done = stack.pop()
+        if done:
+            found.append((current, ctx))  # type: ignore[arg-type]
+            continue
+        if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(current, COMPREHENSIONS):
+            ctx = enter(current, ctx)
+        if isinstance(current, cst.Call):
+            stack.append((current, ctx, True))
+        stack.extend((child, ctx, False) for child in reversed(list(children(current))))
+    return found
+
+
+def nodes(node: cst.CSTNode, skip: tuple[type, ...] = (cst.Lambda,)) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (pre-order), not descending into `skip` types."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, skip):
+            stack.extend(reversed(list(children(current))))
