@@ -215,3 +215,64 @@ def test_console_script_on_a_clean_file() -> None:
         [str(Path(sys.executable).parent / "zerograd-lint"), "examples/train_mlp.py"], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_quiet_prints_findings_and_errors_only(tree: Path) -> None:
+    result = run("-q", "stale.py", "nope.py")
+    assert result.exit_code == 2
+    assert result.stdout.startswith("stale.py:4:1: ZG001 ")
+    assert result.stderr == "zerograd-lint: error: nope.py: no such file or directory\n"
+
+
+@pytest.mark.parametrize("flag", ["--silent", "-s", "-qq"])
+def test_silent_prints_nothing_and_keeps_the_exit_code(tree: Path, flag: str) -> None:
+    found = run(flag, "stale.py")
+    assert (found.exit_code, found.stdout, found.stderr) == (1, "", "")
+    failed = run(flag, "stale.py", "nope.py")
+    assert (failed.exit_code, failed.stdout, failed.stderr) == (2, "", "")
+    assert run(flag, "--exit-zero", "stale.py").exit_code == 0
+
+
+def test_verbose_cannot_be_quiet(tree: Path) -> None:
+    result = run("-v", "-q")
+    assert result.exit_code == 2
+    assert "-v/--verbose cannot be used with -q/--quiet or -s/--silent" in result.stderr
+
+
+def test_exit_zero_never_hides_a_configuration_error(tree: Path) -> None:
+    (tree / "pyproject.toml").write_text("[tool.zerograd-lint]\nselct = []\n")
+    result = run("--exit-zero")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "zerograd-lint: error: pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: select, "
+        "extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, "
+        "vocabulary)\n"
+    )
+
+
+def test_internal_error_exits_2_with_the_traceback(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerograd_lint import cli
+
+    def broken(files, settings):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "check_files", broken)
+    result = run("stale.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("zerograd-lint: internal error:\nTraceback")
+    assert "RuntimeError: boom" in result.stderr
+
+
+def test_per_file_ignores_flag(tree: Path) -> None:
+    assert {l.split(":")[0] for l in run("--per-file-ignores", "pkg/*:ZG003").stdout.splitlines()} == {"stale.py"}
+    result = run("--per-file-ignores", "pkg/*")
+    assert result.exit_code == 2 and "expected PATTERN:CODES" in result.stderr
+
+
+def test_start_up_does_not_import_libcst() -> None:
+    importtime = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import zerograd_lint.cli"], cwd=ROOT, capture_output=True, text=True,
+        check=True,
+    )
+    assert "zerograd_lint.cli" in importtime.stderr
+    assert "libcst" not in importtime.stderr

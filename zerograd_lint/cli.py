@@ -1,64 +1,238 @@
-"""The command line: flags -> run -> report -> exit code. Nothing else lives here.
+"""The command line: flags -> configuration -> files -> run -> report -> exit code. Nothing else.
 
-Exit codes: 0 no findings, 1 findings, 2 usage error or a file that could not be checked.
+Exit codes: 0 no findings, 1 findings, 2 a usage or configuration error, a file that could not be
+checked, an output file that could not be written, or an internal error. `--exit-zero` turns 1
+into 0 and never hides a 2.
+
+Configuration is read by an eager callback of `--config` (as black's `read_pyproject_toml`):
+click handles eager parameters before the others, those given on the command line first, so by
+the time the callback runs it has PATHS and `--isolated`; it puts `[tool.zerograd-lint]` into
+`ctx.default_map`, which click consults after the command line and the environment. Hence the
+precedence: command line, then `ZEROGRAD_LINT_OUTPUT_FORMAT`, then pyproject.toml, then defaults.
+
+Room for what comes next: `-`/`--stdin-filename` join PATHS as a start for `config.find_config`
+and go through `FileSelection.is_excluded` under `--force-exclude`; `--explain CODE` is one more
+eager option. A `server` subcommand (LSP) turns `main` into a `click.Group` whose default command
+is this one, registered as `check`, so `zerograd-lint PATHS` keeps working while `zerograd-lint
+server` and `zerograd-lint check PATHS` are added; the flags below then move with `check`.
 """
 
 from __future__ import annotations
 
-import sys
+import os
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import click
 
 from zerograd_lint import __version__
+from zerograd_lint.config import Config, ConfigError, find_config, load_config
+from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, repository_root
+from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
-from zerograd_lint.runner import check_paths
+from zerograd_lint.report.context import Context
+from zerograd_lint.report.statistics import RENDERERS as STATISTICS
+from zerograd_lint.report.summary import summary
+from zerograd_lint.runner import check_files
 from zerograd_lint.settings import Selection, Settings, unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
+SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
 
 
-def _codes(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    codes = tuple(c.strip().upper() for item in value for c in item.split(",") if c.strip())
+class Failure(click.ClickException):
+    """A bad configuration or an output file that cannot be written: one line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"zerograd-lint: error: {self.format_message()}", err=True)
+
+
+class _Command(click.Command):
+    def invoke(self, ctx: click.Context) -> Any:
+        """An internal error exits 2 with its traceback, never 1 (which means findings)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception:
+            click.echo(f"zerograd-lint: internal error:\n{traceback.format_exc()}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+def _split(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(item.strip() for given in value for item in given.split(",") if item.strip())
+
+
+def _codes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    codes = tuple(code.upper() for code in _split(value))
     unknown = unknown_prefixes(codes)
     if unknown:
         raise click.BadParameter(f"unknown rule code or prefix: {', '.join(unknown)}")
     return codes
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+def _patterns(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    return _split(value)
+
+
+def _per_file_ignores(ctx: click.Context, param: click.Parameter,
+                      value: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    parsed = []
+    for item in value:
+        pattern, colon, codes = item.rpartition(":")
+        if not colon or not pattern:
+            raise click.BadParameter(f"{item!r}: expected PATTERN:CODES, as in 'tests/*:ZG001,ZG003'")
+        parsed.append((pattern, _codes(ctx, param, [codes])))
+    return tuple(parsed)
+
+
+def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> Config:
+    try:
+        if value is not None:
+            config = load_config(value)
+        elif ctx.params.get("isolated"):
+            config = Config()
+        else:
+            config = find_config(ctx.params.get("paths") or ())
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
+    except OSError as exc:  # a folder on the way up that cannot be looked into
+        raise Failure(f"cannot look for pyproject.toml: {exc}") from None
+    ctx.default_map = {**(ctx.default_map or {}), **config.options}
+    return config
+
+
+@click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str), is_eager=True)
+# Rule selection
 @click.option("--select", multiple=True, callback=_codes, metavar="CODES",
-              help="Report only these codes or prefixes (comma separated). Default: all.")
+              help="Report only these codes or prefixes (comma separated). Default: all (ZG).")
+@click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
+              help="Report these codes too, on top of --select.")
 @click.option("--ignore", multiple=True, callback=_codes, metavar="CODES",
-              help="Do not report these codes or prefixes (comma separated).")
+              help="Do not report these codes or prefixes. The longest matching prefix wins over --select.")
+@click.option("--per-file-ignores", multiple=True, callback=_per_file_ignores, metavar="PATTERN:CODES",
+              help="Do not report these codes in files matching the glob (relative to the project root), as in "
+                   "'tests/*:ZG001'. Repeatable.")
+# File selection
+@click.option("--exclude", multiple=True, callback=_patterns, metavar="PATTERNS", default=DEFAULT_EXCLUDE,
+              help="Gitignore-style patterns (comma separated), relative to the project root, of files and "
+                   "folders not to search; "
+                   "replaces the default list (build/, dist/, .venv/, __pycache__/, ...).")
+@click.option("--extend-exclude", multiple=True, callback=_patterns, metavar="PATTERNS",
+              help="Like --exclude, on top of it.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
+              help="Skip what .gitignore (and git's other exclude files) ignore.")
+@click.option("--force-exclude/--no-force-exclude", default=False,
+              help="Apply the excludes to paths named on the command line too (what pre-commit needs).")
+# Configuration
+@click.option("--isolated", is_flag=True, is_eager=True, help="Read no configuration file.")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
+              callback=_load_config, metavar="FILE",
+              help="Read [tool.zerograd-lint] from FILE instead of the nearest pyproject.toml that has one.")
+# Output
 @click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="concise", show_default=True,
-              help="How to print findings.")
+              envvar=OUTPUT_FORMAT_VARIABLE, show_envvar=True, help="How to print findings.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the findings (or statistics) to FILE instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+@click.option("--color/--no-color", default=None,
+              help="Colour the findings. Default: on a terminal only, unless NO_COLOR or FORCE_COLOR is set.")
+@click.option("-q", "--quiet", count=True, help="Print the findings and errors only; -qq is --silent.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code still tells.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also say which configuration file is used and how many files are checked.")
 @click.version_option(__version__, "--version", prog_name="zerograd-lint", message="%(prog)s %(version)s")
-def main(paths: tuple[str, ...], select: tuple[str, ...], ignore: tuple[str, ...], output_format: str,
-         exit_zero: bool) -> None:
+@click.pass_context
+def main(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
+         ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
+         exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
+         isolated: bool, config: Config, output_format: str, output_file: Path | None, statistics: bool,
+         exit_zero: bool, color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
-    PATHS are files or directories (default: the current directory).
+    PATHS are files or folders (default: the current directory). Folders are searched for *.py
+    and *.pyi; files named here are checked whatever their name. Options not given here are read
+    from [tool.zerograd-lint] in the nearest pyproject.toml above the PATHS.
     """
-    settings = Settings(Selection(select or ("ZG",), ignore))
-    report = check_paths(paths or (".",), settings)
+    level = _verbosity(quiet, silent, verbose)
+    if isolated and config.path is not None:
+        raise click.UsageError("--config and --isolated cannot be used together")
+    if statistics and output_format not in STATISTICS:
+        raise click.UsageError(f"--statistics prints counts as {', '.join(STATISTICS)}, not {output_format}")
+
+    files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
+    settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
+                        config.vocabulary, project_root=config.root)
+    found = list(discover(paths or (".",), files))
+    to_check = [item for item in found if isinstance(item, str)]
+    if level >= VERBOSE:
+        _log_setup(config, isolated, len(to_check))
+    report = check_files(to_check, settings)
+    report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
+
     findings = sorted(report.findings)
-    sys.stdout.write(FORMATS[output_format](findings))
-    for error in report.errors:
-        click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
-    click.echo(_summary(report.files, findings, len(report.errors)), err=True)
+    if statistics:
+        text = STATISTICS[output_format](findings)
+    else:
+        text = FORMATS[output_format](findings, Context(repository_root(config.root), styled=output_file is None))
+    if output_file is not None:
+        _write(output_file, text)
+    elif level > SILENT:
+        click.echo(text, nl=False, color=_colour(color, os.environ))
+    if level > SILENT:
+        for error in report.errors:
+            click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
+    if level >= NORMAL:
+        click.echo(summary(report.files, findings, len(report.errors)), err=True)
     if report.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+        ctx.exit(EXIT_ERROR)
+    ctx.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
-def _summary(files: int, findings: list, errors: int) -> str:
-    checked = f"{files} file{'s' if files != 1 else ''} checked"
-    if errors:
-        checked += f", {errors} could not be"
-    if not findings:
-        return f"All checks passed ({checked})."
-    places = len({f.path for f in findings})
-    return (f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} "
-            f"in {places} file{'s' if places != 1 else ''} ({checked}).")
+def _missing(found: list[str | Missing]) -> list[Missing]:
+    return [item for item in found if isinstance(item, Missing)]
+
+
+def _verbosity(quiet: int, silent: bool, verbose: bool) -> int:
+    if verbose and (quiet or silent):
+        raise click.UsageError("-v/--verbose cannot be used with -q/--quiet or -s/--silent")
+    if silent or quiet >= 2:
+        return SILENT
+    return QUIET if quiet else VERBOSE if verbose else NORMAL
+
+
+def _colour(flag: bool | None, environ: Mapping[str, str]) -> bool | None:
+    """--color/--no-color, else NO_COLOR, else FORCE_COLOR (set and not empty, as no-color.org and
+    force-color.org define them), else None: click colours a terminal and nothing else."""
+    if flag is not None:
+        return flag
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return None
+
+
+def _log_setup(config: Config, isolated: bool, files: int) -> None:
+    if config.path is not None:
+        used = f"configuration: {config.path}"
+    else:
+        used = "configuration: none (--isolated)" if isolated else "configuration: none found, defaults used"
+    click.echo(f"zerograd-lint: {used}", err=True)
+    click.echo(f"zerograd-lint: project root: {os.path.abspath(config.root)}", err=True)
+    click.echo(f"zerograd-lint: {files} file{'s' if files != 1 else ''} to check", err=True)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise Failure(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -50,11 +51,12 @@ class Settings:
     selection: Selection = Selection()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, code prefixes)
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    project_root: str | None = None  # per-file-ignores globs are relative to it; None: to paths as given
 
     def reports(self, path: str, code: str) -> bool:
         if code not in self.selection:
             return False
-        posix = PurePath(path).as_posix()
+        posix = PurePath(path if self.project_root is None else os.path.relpath(path, self.project_root)).as_posix()
         name = PurePath(path).name
         for pattern, prefixes in self.per_file_ignores:
             if (fnmatchcase(posix, pattern) or fnmatchcase(name, pattern)) and any(code.startswith(p) for p in prefixes):

@@ -1,15 +1,19 @@
-"""Output formats. Each module renders a list of findings to text; none of them prints."""
+"""Output formats. Each module renders findings to text; none of them prints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from zerograd_lint.findings import Finding
-from zerograd_lint.report import concise, json
+from zerograd_lint.report import concise, github, json, json_lines, sarif
+from zerograd_lint.report.context import Context
 
-Renderer = Callable[[list[Finding]], str]
+Renderer = Callable[[Sequence[Finding], Context], str]
 
 FORMATS: dict[str, Renderer] = {
     "concise": concise.render,
     "json": json.render,
+    "json-lines": json_lines.render,
+    "github": github.render,
+    "sarif": sarif.render,
 }

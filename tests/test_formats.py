@@ -1,0 +1,222 @@
+"""Output formats: golden outputs of real runs, the SARIF schema, GitHub's escaping, colour."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from zerograd_lint import __version__
+from zerograd_lint.cli import main
+from zerograd_lint.codes import RULES
+from zerograd_lint.report.github import escape_data, escape_property
+
+GOLDEN_PROJECT = Path(__file__).parent / "golden" / "project"
+ESC = "\x1b["
+
+
+def schema_path() -> Path:
+    """The official SARIF 2.1.0 schema: $ZEROGRAD_SARIF_SCHEMA, else shared/data/ beside the checkout."""
+    given = os.environ.get("ZEROGRAD_SARIF_SCHEMA")
+    path = Path(given) if given else Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
+    if not path.is_file():
+        pytest.fail(
+            f"SARIF schema not found at {path}: put the checkout beside shared/ (shared/data/sarif-schema-2.1.0.json) "
+            "or point ZEROGRAD_SARIF_SCHEMA at the schema file", pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of tests/golden/project outside any git work tree, as the current directory."""
+    copy = tmp_path / "project"
+    shutil.copytree(GOLDEN_PROJECT, copy)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    monkeypatch.delenv("ZEROGRAD_LINT_OUTPUT_FORMAT", raising=False)
+    monkeypatch.chdir(copy)
+    return copy
+
+
+def run(*args: str, env: dict[str, str] | None = None, color: bool = False):
+    return CliRunner().invoke(main, ["--isolated", *args], env=env, color=color, catch_exceptions=False)
+
+
+def versionless(text: str) -> str:
+    return text.replace(f'"version": "{__version__}"', '"version": "{version}"')
+
+
+@pytest.mark.parametrize(
+    ("output_format", "golden_name"),
+    [("concise", "concise.txt"), ("json", "json.json"), ("json-lines", "json-lines.jsonl"),
+     ("github", "github.txt"), ("sarif", "sarif.json")],
+)
+def test_golden_output(project: Path, golden: Callable[[str, str], None], output_format: str, golden_name: str) -> None:
+    result = run("--output-format", output_format, ".")
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr == "Found 5 findings in 3 files (4 files checked).\n"
+    golden(golden_name, versionless(result.stdout))
+
+
+@pytest.mark.parametrize(
+    ("output_format", "golden_name"),
+    [("concise", "statistics.txt"), ("json", "statistics.json"), ("json-lines", "statistics.jsonl")],
+)
+def test_golden_statistics(project: Path, golden: Callable[[str, str], None], output_format: str, golden_name: str) -> None:
+    result = run("--statistics", "--output-format", output_format, ".")
+    assert result.exit_code == 1
+    golden(golden_name, result.stdout)
+
+
+def test_statistics_has_no_sarif_or_github_form(project: Path) -> None:
+    for output_format in ("sarif", "github"):
+        result = run("--statistics", "--output-format", output_format, ".")
+        assert result.exit_code == 2
+        assert f"--statistics prints counts as concise, json, json-lines, not {output_format}" in result.stderr
+
+
+def test_sarif_of_findings_in_several_files_is_valid(project: Path) -> None:
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    result = run("--output-format", "sarif", ".")
+    log = json.loads(result.stdout)
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+
+    [sarif_run] = log["runs"]
+    driver = sarif_run["tool"]["driver"]
+    assert (driver["name"], driver["version"]) == ("zerograd-lint", __version__)
+    assert [r["id"] for r in driver["rules"]] == list(RULES)
+    assert all(r["helpUri"].endswith(f"/docs/rules/{r['id']}.md") and r["name"] == RULES[r["id"]].name
+               for r in driver["rules"])
+    located = {
+        (r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+         r["locations"][0]["physicalLocation"]["region"]["startLine"])
+        for r in sarif_run["results"]
+    }
+    assert located == {
+        ("ZG001", "error", "train.py", 8),
+        ("ZG001", "error", "train.py", 15),
+        ("ZG002", "error", "pkg/step%2Cclear.py", 8),
+        ("ZG003", "error", "pkg/accumulate.py", 8),
+        ("ZG100", "warning", "pkg/step%2Cclear.py", 14),
+    }
+    assert all(driver["rules"][r["ruleIndex"]]["id"] == r["ruleId"] for r in sarif_run["results"])
+
+
+def test_sarif_uris_are_relative_to_the_repository_root(project: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project.parent, check=True)
+    result = run("--output-format", "sarif", "pkg/accumulate.py")
+    [finding] = json.loads(result.stdout)["runs"][0]["results"]
+    location = finding["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "project/pkg/accumulate.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_sarif_without_findings_is_valid(project: Path) -> None:
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    result = run("--output-format", "sarif", "clean.py")
+    assert result.exit_code == 0
+    log = json.loads(result.stdout)
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+    assert log["runs"][0]["results"] == []
+
+
+def test_github_escaping_is_that_of_actions_toolkit() -> None:
+    # The cases of actions/toolkit packages/core/__tests__/command.test.ts
+    assert escape_data("percent % percent % cr \r cr \r lf \n lf \n") == (
+        "percent %25 percent %25 cr %0D cr %0D lf %0A lf %0A"
+    )
+    assert escape_property("percent % percent % cr \r cr \r lf \n lf \n colon : colon : comma , comma ,") == (
+        "percent %25 percent %25 cr %0D cr %0D lf %0A lf %0A colon %3A colon %3A comma %2C comma %2C"
+    )
+    assert escape_data("a:b,c") == "a:b,c"
+    assert escape_property("%0A") == "%250A"
+
+
+def test_output_format_from_the_environment(project: Path) -> None:
+    result = run("train.py", env={"ZEROGRAD_LINT_OUTPUT_FORMAT": "json-lines"})
+    assert [json.loads(line)["code"] for line in result.stdout.splitlines()] == ["ZG001", "ZG001"]
+    flag_wins = run("--output-format", "concise", "train.py", env={"ZEROGRAD_LINT_OUTPUT_FORMAT": "json"})
+    assert flag_wins.stdout.startswith("train.py:8:1: ZG001 ")
+
+
+def test_bad_output_format_in_the_environment_is_a_usage_error(project: Path) -> None:
+    result = run("train.py", env={"ZEROGRAD_LINT_OUTPUT_FORMAT": "xml"})
+    assert result.exit_code == 2
+    assert "'xml' is not one of" in result.stderr
+
+
+def test_output_file(project: Path) -> None:
+    result = run("--output-format", "json", "-o", "reports/out.json", "--color", ".")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "Found 5 findings in 3 files (4 files checked).\n"
+    written = (project / "reports" / "out.json").read_text(encoding="utf-8")
+    assert [f["code"] for f in json.loads(written)] == ["ZG003", "ZG002", "ZG100", "ZG001", "ZG001"]
+
+
+def test_concise_output_file_has_no_colour(project: Path) -> None:
+    run("--color", "-o", "out.txt", "train.py")
+    assert (project / "out.txt").read_text(encoding="utf-8").startswith("train.py:8:1: ZG001 ")
+
+
+def test_unwritable_output_file_exits_2(project: Path) -> None:
+    (project / "taken").write_text("a file, not a folder")
+    result = run("-o", "taken/out.txt", "train.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("zerograd-lint: error: taken/out.txt: cannot write:")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "terminal", "coloured"),
+    [
+        ((), {}, False, False),
+        ((), {}, True, True),
+        (("--color",), {}, False, True),
+        (("--no-color",), {}, True, False),
+        ((), {"NO_COLOR": "1"}, True, False),
+        ((), {"NO_COLOR": ""}, True, True),  # set but empty means not set (no-color.org)
+        ((), {"FORCE_COLOR": "1"}, False, True),
+        ((), {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False, False),
+        (("--color",), {"NO_COLOR": "1"}, False, True),
+    ],
+)
+def test_colour(project: Path, args: tuple[str, ...], env: dict[str, str], terminal: bool, coloured: bool) -> None:
+    # CliRunner's `color` stands for "stdout is a terminal" (click strips ANSI when it is False).
+    environment = {"NO_COLOR": None, "FORCE_COLOR": None, **env}
+    result = run(*args, "train.py", env=environment, color=terminal)
+    assert (ESC in result.stdout) is coloured
+    assert click.unstyle(result.stdout).startswith("train.py:8:1: ZG001 ")
+
+
+@pytest.mark.parametrize("on_terminal", [True, False])
+def test_colour_only_on_a_real_terminal(project: Path, on_terminal: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    command = [sys.executable, "-m", "zerograd_lint", "--isolated", "train.py"]
+    if on_terminal:
+        parent, child = pty.openpty()
+        subprocess.run(command, stdout=child, stderr=subprocess.DEVNULL, env=env, timeout=120, check=False)
+        os.close(child)
+        output = os.read(parent, 65536).decode()
+        os.close(parent)
+    else:
+        output = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False).stdout
+    assert "ZG001" in output
+    assert (ESC in output) is on_terminal
+
+
+def test_sarif_names_the_repository_that_pyproject_names() -> None:
+    from zerograd_lint.config import (
+        tomllib,  # the standard library's, or its backport on Python 3.10
+    )
+    from zerograd_lint.report import sarif
+
+    urls = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert urls["Homepage"] == urls["Repository"] == sarif.REPOSITORY

@@ -1,0 +1,86 @@
+"""SARIF 2.1.0, for GitHub code scanning and other viewers: one run, every rule, one result per finding.
+
+Positions are 1-based and columns count Unicode code points (`columnKind`); `endColumn` is one
+past the last character, as SARIF defines it. Artifact URIs are relative to the repository root
+(`uriBaseId` `%SRCROOT%`), which is how code scanning matches them to the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from zerograd_lint import __version__
+from zerograd_lint.codes import RULES
+from zerograd_lint.findings import Finding
+from zerograd_lint.report.context import Context, level
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+REPOSITORY = "https://github.com/zerograd-lint/zerograd-lint"  # as [project.urls] in pyproject.toml
+RULE_INDEX = {code: index for index, code in enumerate(RULES)}
+
+
+def help_uri(code: str) -> str:
+    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"
+
+
+def rule(code: str) -> dict[str, Any]:
+    described = RULES[code]
+    return {
+        "id": code,
+        "name": described.name,
+        "shortDescription": {"text": described.summary},
+        "fullDescription": {
+            "text": f"{described.name} ({code}): {described.summary}. "
+            f"The rule page explains why, the known exceptions and the fix: {help_uri(code)}"
+        },
+        "helpUri": help_uri(code),
+        "defaultConfiguration": {"level": level(code)},
+    }
+
+
+def result(finding: Finding, context: Context) -> dict[str, Any]:
+    uri, relative = context.uri(finding.path)
+    artifact = {"uri": uri, "uriBaseId": "%SRCROOT%"} if relative else {"uri": uri}
+    return {
+        "ruleId": finding.code,
+        "ruleIndex": RULE_INDEX[finding.code],
+        "level": level(finding.code),
+        "message": {"text": finding.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": artifact,
+                    "region": {
+                        "startLine": finding.line,
+                        "startColumn": finding.column,
+                        "endLine": finding.end_line,
+                        "endColumn": finding.end_column,
+                    },
+                }
+            }
+        ],
+    }
+
+
+def render(findings: Sequence[Finding], context: Context = Context()) -> str:
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "zerograd-lint",
+                        "version": __version__,
+                        "informationUri": REPOSITORY,
+                        "rules": [rule(code) for code in RULES],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [result(f, context) for f in findings],
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
