@@ -131,13 +131,17 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
         return module.positions[func].start.line in connected[module.path].followed
 
     builder = Builder(resolver, Classifier(resolver, words), followed)
+    callbacks = _Callbacks(
+        frozenset(n for found in surveys.values() for n in found.callbacks),
+        frozenset(n for found in surveys.values() for n in found.callback_factories),
+    )
     per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
     for module, found in modules:
         for node, scope in module.scopes.items():
             line = module.positions[node].start.line if scope.kind == "function" else MODULE
             if scope.kind == "class" or line not in found.roots:
                 continue
-            callback = node if scope.kind == "function" and _is_callback(scope, resolver) else None
+            callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
             for cls in _classes_of(scope, resolver):
                 try:
                     graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=cls), callback)
@@ -177,7 +181,13 @@ def _classes_of(scope: Scope, resolver: Resolver) -> list[Scope | None]:
     return out
 
 
-def _is_callback(scope: Scope, resolver: Resolver) -> bool:
+@dataclass(frozen=True)
+class _Callbacks:
+    named: frozenset[str]  # functions handed to `Engine(...)` by name
+    factories: frozenset[str]  # functions whose nested functions are handed over by a call
+
+
+def _is_callback(scope: Scope, resolver: Resolver, callbacks: _Callbacks) -> bool:
     """A function a framework calls once per batch: its body is a loop body."""
     cls = scope.enclosing_class()
     if cls is not None and scope.name == "training_step":
@@ -189,11 +199,9 @@ def _is_callback(scope: Scope, resolver: Resolver) -> bool:
         )
         return manual or "manual_backward" in _names_called(scope.node)
     parent = scope.parent
-    while parent is not None:
-        if scope.name in parent.callbacks:
-            return True
-        parent = parent.parent
-    return False
+    return scope.name in callbacks.named or (
+        parent is not None and parent.kind == "function" and parent.name in callbacks.factories
+    )
 
 
 def _names_called(node: cst.CSTNode) -> set[str]:

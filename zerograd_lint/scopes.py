@@ -17,9 +17,6 @@ import libcst as cst
 Path = tuple[Union[int, str], ...]
 ELEMENT = "*"
 
-# Calls whose first argument is a function the framework runs once per batch (Ignite).
-CALLBACK_TAKERS = frozenset({"Engine", "DeterministicEngine"})
-
 
 @dataclass(eq=False)
 class Binding:
@@ -41,7 +38,6 @@ class Scope:
     classes: dict[str, Scope] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)
     params: list[str] = field(default_factory=list)
-    callbacks: set[str] = field(default_factory=set)  # names passed to Engine(...) and the like
     # classes only
     self_attrs: dict[str, list[tuple[Binding, Scope]]] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
@@ -212,11 +208,6 @@ class _ScopeBuilder(cst.CSTVisitor):
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             _bind_target(self.scope, node.asname.name, node.item, (), _add)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        callee = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-        if callee in CALLBACK_TAKERS and node.args and isinstance(node.args[0].value, cst.Name):
-            self.scope.callbacks.add(node.args[0].value.value)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

@@ -19,10 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
 
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
 MAX_DEPTH = 1000
+
+# Calls whose first argument is a function the framework runs once per batch (Ignite).
+CALLBACK_TAKERS = frozenset({"Engine", "DeterministicEngine"})
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = frozenset({"backward", "manual_backward", "update_params"})
@@ -53,6 +57,10 @@ class ModuleSurvey:
     methods_named: dict[str, list[int]]  # functions defined in a class body
     top: dict[str, list[int]]  # module-level def or class name -> the `def` lines inside it
     imports: set[str]  # import origins as written (`pkg.engine`, `.engine`, `engine.train`)
+    # functions a framework runs once per batch: `Engine(update)` names `update`;
+    # `Engine(make_update(...))` names `make_update`, whose nested functions are such callbacks
+    callbacks: set[str] = field(default_factory=set)
+    callback_factories: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
     survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())
+    words.survey = survey
     stack: list[tuple[ast.AST, int, bool, int]] = [(tree, MODULE, False, 0)]  # node, owner, in a class body
     while stack:
         node, owner, in_class, depth = stack.pop()
@@ -114,6 +123,16 @@ class _Words:
         self.plain_touching = own & self.touching
 
     def note(self, node: ast.AST, function: Function) -> None:
+        if isinstance(node, ast.Call):
+            callee = _last(node.func)
+            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
+                function.touches = True  # builds an optimizer: its module is worth parsing
+            if callee in CALLBACK_TAKERS and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Name):
+                    self.survey.callbacks.add(first.id)
+                elif isinstance(first, ast.Call) and _last(first.func):
+                    self.survey.callback_factories.add(_last(first.func))
         if isinstance(node, ast.Attribute):
             function.accumulates |= node.attr in self.accumulating
             function.touches |= node.attr in self.touching
@@ -127,6 +146,10 @@ class _Words:
                 function.attributes.add(node.func.attr)
             function.names.update(a.id for a in node.args if isinstance(a, ast.Name))
             function.names.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+
+
+def _last(func: ast.AST) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]) -> dict[str, Survey]:

@@ -1,0 +1,36 @@
+"""Fixture projects: small multi-file packages checked together, expectations written inline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_fixtures import expectations
+from zerograd_lint.checker import check_project
+
+PROJECTS = Path(__file__).parent / "fixtures" / "projects"
+CASES = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("project", CASES, ids=lambda p: p.name)
+def test_project(project: Path) -> None:
+    files = sorted(project.rglob("*.py"))
+    result = check_project({str(f): f.read_bytes() for f in files})
+    assert not result.errors
+    for file in files:
+        expected, _ = expectations(file.read_text())
+        found = result.findings[str(file)]
+        got = {(f.line, f.code) for f in found}
+        assert got == expected, f"{file.relative_to(project)}:\n" + "\n".join(
+            f"{f.line}:{f.column}: {f.code} {f.message}" for f in found
+        )
+
+
+@pytest.mark.parametrize("project", CASES, ids=lambda p: p.name)
+def test_project_expects_what_it_is_named_for(project: Path) -> None:
+    expected = {code for f in project.rglob("*.py") for _, code in expectations(f.read_text())[0]}
+    if project.name.startswith("quiet"):
+        assert not expected
+    else:
+        assert project.name.split("_")[0].upper() in expected
