@@ -127,8 +127,12 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
                 errors[path] = SourceError(path, module.error)
 
     def followed(func: cst.FunctionDef) -> bool:
+        """Does the function touch gradients? By its name's `def` lines, so that no positions are
+        needed to decide it."""
         module = resolver.scope_of(func).module
-        return module.positions[func].start.line in connected[module.path].followed
+        found = surveys[module.path]
+        lines = found.functions_named.get(func.name.value, []) + found.methods_named.get(func.name.value, [])
+        return not connected[module.path].followed.isdisjoint(lines)
 
     builder = Builder(resolver, Classifier(resolver, words), followed)
     callbacks = _Callbacks(

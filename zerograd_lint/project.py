@@ -33,7 +33,6 @@ class Module:
         """Parse with LibCST (raises `cst.ParserSyntaxError`)."""
         if self._cst is None:
             tree = cst.parse_module(self.text)
-            self._positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
             self._scopes = build_scopes(tree, self)
             self._cst = tree
 
@@ -44,7 +43,10 @@ class Module:
 
     @property
     def positions(self):
-        self.parse()
+        """Positions cost as much as the parse itself: computed only for modules whose code ends
+        up in a graph, not for those parsed to read an optimizer factory or a base class."""
+        if self._positions is None:
+            self._positions = MetadataWrapper(self.cst, unsafe_skip_copy=True).resolve(PositionProvider)
         return self._positions
 
     @property

@@ -13,6 +13,8 @@ from typing import Union
 
 import libcst as cst
 
+from zerograd_lint import walk
+
 # Where a bound name sits inside the bound value: ints index tuples, "*" is "an element of".
 Path = tuple[Union[int, str], ...]
 ELEMENT = "*"
@@ -110,50 +112,50 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _bind_target(scope: Scope, target: cst.BaseExpression, value, path: Path, add) -> None:
+def _bind_target(scope: Scope, target: cst.BaseExpression, value, path: Path) -> None:
     if isinstance(target, cst.Name):
-        add(scope, target.value, Binding(value, path))
+        _add(scope, target.value, Binding(value, path))
     elif isinstance(target, (cst.Tuple, cst.List)):
         for i, element in enumerate(target.elements):
-            inner = element.value
-            if isinstance(element, cst.StarredElement):
-                continue
-            _bind_target(scope, inner, value, path + (i,), add)
+            if not isinstance(element, cst.StarredElement):
+                _bind_target(scope, element.value, value, path + (i,))
     elif isinstance(target, cst.Attribute):
-        method = scope if scope.kind == "function" else None
-        cls = method.enclosing_class() if method else None
-        if cls is not None and isinstance(target.value, cst.Name) and target.value.value == method.self_name:
-            cls.self_attrs.setdefault(target.attr.value, []).append((Binding(value, path), method))
+        cls = scope.enclosing_class() if scope.kind == "function" else None
+        if cls is not None and isinstance(target.value, cst.Name) and target.value.value == scope.self_name:
+            cls.self_attrs.setdefault(target.attr.value, []).append((Binding(value, path), scope))
 
 
 def _add(scope: Scope, name: str, binding: Binding) -> None:
     scope.bindings.setdefault(name, []).append(binding)
 
 
-class _ScopeBuilder(cst.CSTVisitor):
+class _ScopeBuilder:
+    """One walk over the tree (explicit stack, no visitor dispatch: this runs on every parsed module)."""
+
     def __init__(self, module: cst.Module, owner: object) -> None:
         name = getattr(owner, "name", "<module>")
         self.root = Scope("module", name, name, module, None, owner=owner)
-        self.stack = [self.root]
         self.by_node: dict[cst.CSTNode, Scope] = {module: self.root}
 
-    @property
-    def scope(self) -> Scope:
-        return self.stack[-1]
+    def build(self) -> dict[cst.CSTNode, Scope]:
+        stack: list[tuple[cst.CSTNode, Scope]] = [(self.root.node, self.root)]
+        while stack:
+            node, scope = stack.pop()
+            handler = _HANDLERS.get(type(node))
+            if handler is not None:
+                scope = handler(self, node, scope) or scope
+            if not isinstance(node, cst.Lambda):
+                stack.extend((child, scope) for child in reversed(list(walk.children(node))))
+        return self.by_node
 
-    def _push(self, kind: str, name: str, node: cst.CSTNode) -> Scope:
-        parent = self.scope
-        qual = f"{parent.qualname}.{name}"
-        scope = Scope(kind, name, qual, node, parent)
+    def _scope(self, kind: str, node, parent: Scope) -> Scope:
+        scope = Scope(kind, node.name.value, f"{parent.qualname}.{node.name.value}", node, parent)
         self.by_node[node] = scope
-        self.stack.append(scope)
         return scope
 
-    # definitions
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.scope.functions[node.name.value] = node
-        scope = self._push("function", node.name.value, node)
+    def function(self, node: cst.FunctionDef, outer: Scope) -> Scope:
+        outer.functions[node.name.value] = node
+        scope = self._scope("function", node, outer)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.params.append(param.name.value)
@@ -162,14 +164,10 @@ class _ScopeBuilder(cst.CSTVisitor):
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 _add(scope, star.name.value, Binding(None, (), None, is_param=True))
-        return True
+        return scope
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.stack.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        outer = self.scope
-        scope = self._push("class", node.name.value, node)
+    def klass(self, node: cst.ClassDef, outer: Scope) -> Scope:
+        scope = self._scope("class", node, outer)
         outer.classes[node.name.value] = scope
         scope.bases = [d for arg in node.bases if (d := dotted_name(arg.value))]
         for stmt in node.body.body:
@@ -179,46 +177,38 @@ class _ScopeBuilder(cst.CSTVisitor):
                         for t in small.targets:
                             if isinstance(t.target, cst.Name):
                                 scope.class_attrs[t.target.value] = small.value
-        return True
+        return scope
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.stack.pop()
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    # bindings
-
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def assign(self, node: cst.Assign, scope: Scope) -> None:
         for target in node.targets:
-            _bind_target(self.scope, target.target, node.value, (), _add)
+            _bind_target(scope, target.target, node.value, ())
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def ann_assign(self, node: cst.AnnAssign, scope: Scope) -> None:
         if isinstance(node.target, cst.Name):
-            _add(self.scope, node.target.value, Binding(node.value, (), node.annotation.annotation))
+            _add(scope, node.target.value, Binding(node.value, (), node.annotation.annotation))
         else:
-            _bind_target(self.scope, node.target, node.value, (), _add)
+            _bind_target(scope, node.target, node.value, ())
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        _bind_target(self.scope, node.target, node.value, (), _add)
+    def named_expr(self, node: cst.NamedExpr, scope: Scope) -> None:
+        _bind_target(scope, node.target, node.value, ())
 
-    def visit_For(self, node: cst.For) -> None:
-        _bind_target(self.scope, node.target, node.iter, (ELEMENT,), _add)
+    def for_loop(self, node: cst.For, scope: Scope) -> None:
+        _bind_target(scope, node.target, node.iter, (ELEMENT,))
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
+    def with_item(self, node: cst.WithItem, scope: Scope) -> None:
         if node.asname is not None:
-            _bind_target(self.scope, node.asname.name, node.item, (), _add)
+            _bind_target(scope, node.asname.name, node.item, ())
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def import_(self, node: cst.Import, scope: Scope) -> None:
         for alias in node.names:
             full = dotted_name(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.scope.imports[alias.asname.name.value] = full
+                scope.imports[alias.asname.name.value] = full
             else:
                 head = full.split(".")[0]
-                self.scope.imports[head] = head
+                scope.imports[head] = head
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def import_from(self, node: cst.ImportFrom, scope: Scope) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
         module = dotted_name(node.module) if node.module else ""
@@ -228,11 +218,22 @@ class _ScopeBuilder(cst.CSTVisitor):
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.scope.imports[local] = f"{module}.{name}" if module else name
+            scope.imports[local] = f"{module}.{name}" if module else name
+
+
+_HANDLERS = {
+    cst.FunctionDef: _ScopeBuilder.function,
+    cst.ClassDef: _ScopeBuilder.klass,
+    cst.Assign: _ScopeBuilder.assign,
+    cst.AnnAssign: _ScopeBuilder.ann_assign,
+    cst.NamedExpr: _ScopeBuilder.named_expr,
+    cst.For: _ScopeBuilder.for_loop,
+    cst.WithItem: _ScopeBuilder.with_item,
+    cst.Import: _ScopeBuilder.import_,
+    cst.ImportFrom: _ScopeBuilder.import_from,
+}
 
 
 def build_scopes(module: cst.Module, owner: object = None) -> dict[cst.CSTNode, Scope]:
     """Map each Module, ClassDef and FunctionDef node to its Scope; `owner` is the project module."""
-    builder = _ScopeBuilder(module, owner)
-    module.visit(builder)
-    return builder.by_node
+    return _ScopeBuilder(module, owner).build()
