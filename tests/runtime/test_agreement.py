@@ -24,7 +24,10 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 RUNNER = Path(__file__).with_name("run_guarded.py")
 STATIC_ONLY = re.compile(r"^# fixture: static-only$", re.MULTILINE)
 RUNNABLE = sorted(
-    p for p in FIXTURES.rglob("*.py") if not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
+    p
+    for p in FIXTURES.rglob("*.py")
+    if "projects" not in p.relative_to(FIXTURES).parts  # multi-file packages, checked together
+    and not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
 )
 
 
