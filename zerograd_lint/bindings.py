@@ -60,9 +60,12 @@ class Frame:
     parent: Frame | None = None
     cls: Scope | None = None
     locals: dict[str, list[Key]] = field(default_factory=dict)
+    # for a function inlined at a call: each parameter's argument, and the frame that passed it
+    arguments: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    caller: Frame | None = None
 
     def child_locals(self, extra: dict[str, list[Key]]) -> Frame:
-        return Frame(self.scope, self.subst, self.parent, self.cls, {**self.locals, **extra})
+        return Frame(self.scope, self.subst, self.parent, self.cls, {**self.locals, **extra}, self.arguments, self.caller)
 
 
 def self_key(cls: Scope) -> Key:
@@ -524,10 +527,8 @@ class Resolver:
         scope, definition = found
         self._factories.add(definition)  # recursion guard
         try:
-            params = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
-            subst = {name: self.keys(arg.value, frame) for name, arg in zip(params, call.args) if arg.keyword is None}
-            subst.update({a.keyword.value: self.keys(a.value, frame) for a in call.args if a.keyword is not None})
-            inner = Frame(scope, {k: v for k, v in subst.items() if v}, None, frame.cls if scope.self_name else None)
+            subst = {name: keys for name, value in bind_arguments(call, definition).items() if (keys := self.keys(value, frame))}
+            inner = Frame(scope, subst, None, frame.cls if scope.self_name else None)
             for returned in returns(definition):
                 kind, links = self._kind_of_value(returned, (), inner)
                 if kind in (OPTIMIZER, ENGINE, SCHEDULER):
@@ -609,6 +610,17 @@ class Resolver:
                         out.add(k)
                         todo.append(k)
         return out
+
+
+def bind_arguments(call: cst.Call, func: cst.FunctionDef, skip_first: bool = False) -> dict[str, cst.BaseExpression]:
+    """Which argument expression each parameter of `func` receives at `call` (defaults left out)."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if skip_first:
+        params = params[1:]
+    named = set(params) | {p.name.value for p in func.params.kwonly_params}
+    bound = dict(zip(params, [a.value for a in call.args if a.keyword is None and not a.star]))
+    bound.update({a.keyword.value: a.value for a in call.args if a.keyword is not None and a.keyword.value in named})
+    return bound
 
 
 def returns(func: cst.FunctionDef) -> list[cst.BaseExpression]:

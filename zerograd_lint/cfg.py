@@ -61,7 +61,7 @@ class Loop:
     length: int  # of the keyword
     parent: int | None
     counters: frozenset[str] = frozenset()  # names that advance by one per iteration
-    node: cst.CSTNode | None = None
+    node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -91,13 +91,15 @@ class Fragment:
 
     graph: Graph
     exits: list[int]
+    inlined: frozenset[cst.FunctionDef]  # the functions it holds, at any depth
 
 
 def _context(frame: Frame) -> tuple:
     """What the graph of a function depends on besides its code: the bindings up its frames."""
     out = []
     while frame is not None:
-        out.append((frame.scope, tuple(sorted((k, tuple(v)) for k, v in frame.subst.items())), frame.cls))
+        bound = tuple(sorted((k, tuple(v)) for k, v in frame.subst.items()))
+        out.append((frame.scope, bound, frame.cls, tuple(frame.arguments.items())))
         frame = frame.parent
     return tuple(out)
 
@@ -134,6 +136,14 @@ class _TryCtx(_Ctx):
     raises: list[int] = field(default_factory=list)
 
 
+def _constant(test: cst.BaseExpression) -> bool | None:
+    if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
+        return test.value == "True"
+    if isinstance(test, cst.Integer):
+        return int(test.value, 0) != 0
+    return None
+
+
 def _target_paths(target: cst.BaseExpression, path: tuple = ()):
     if isinstance(target, cst.Name):
         yield target.value, path
@@ -165,7 +175,7 @@ class Builder:
         self.followed = followed  # does a function touch gradients? Calls to others are skipped
         self.resolver = resolver
         self.classifier = classifier
-        self.inlined: set[cst.FunctionDef] = set()
+        self.inlined: set[cst.FunctionDef] = set()  # by the graph being built
         self.fragments: dict[tuple, Fragment] = {}
         self._facts: dict[tuple[cst.CSTNode, bool], list] = {}
         self._sites: dict[cst.CSTNode, Site] = {}
@@ -173,8 +183,10 @@ class Builder:
     # ---------------------------------------------------------------- entry points
 
     def build(self, body: cst.CSTNode, frame: Frame, callback: cst.FunctionDef | None = None) -> Graph:
-        """The graph of a module body or a function; `callback` wraps it in a per-batch loop."""
+        """The graph of a module body or a function; `callback` wraps it in a per-batch loop.
+        Afterwards `inlined` holds the project functions whose bodies it contains."""
         self.graph = Graph()
+        self.inlined = set()
         self.loops: tuple[int, ...] = ()
         function = _FunctionCtx()
         self.ctx: list[_Ctx] = [function]
@@ -274,11 +286,27 @@ class Builder:
         return ctx.breaks
 
     def assume(self, test: cst.BaseExpression, truth: bool) -> None:
+        test, module = self._condition(test, self.frame)
+        constant = _constant(test)
+        if constant is not None:
+            if constant != truth:
+                self.preds = []  # `if True:`, `while False:`, `if update_grad:` given True
+            return
         key = (test, truth)
         if key not in self._facts:
-            self._facts[key] = self.facts.facts(test, truth)
+            self._facts[key] = FactMaker(module.cst).facts(test, truth)
         for fact, value in self._facts[key]:
             self.emit(ASSUME, (fact, value))
+
+    def _condition(self, test: cst.BaseExpression, frame: Frame):
+        """The condition as the caller wrote it: a parameter tested by an inlined function
+        (`if update_grad:`) is the argument it received (`(i + 1) % k == 0`), so the two agree."""
+        while (
+            isinstance(test, cst.Name) and test.value in frame.arguments and frame.caller is not None
+            and all(b.is_param for b in frame.scope.bindings.get(test.value, []))
+        ):
+            test, frame = frame.arguments[test.value], frame.caller
+        return test, frame.scope.module
 
     # ---------------------------------------------------------------- expressions and calls
 
@@ -331,18 +359,18 @@ class Builder:
         call site with that context: a summary of the function, computed once and reused."""
         if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH or not self.followed(action.func):
             return
-        self.inlined.add(action.func)
         parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)
-        frame = Frame(action.scope, action.subst, parent, action.cls)
+        frame = Frame(action.scope, action.subst, parent, action.cls, arguments=action.arguments, caller=self.frame)
         key = (action.func, _context(frame), self.gate, self.handlers > 0)
         fragment = self.fragments.get(key)
         if fragment is None:
             fragment = self.fragments[key] = self._fragment(action.func, frame)
+        self.inlined |= fragment.inlined | {action.func}
         self._splice(fragment)
 
     def _fragment(self, func: cst.FunctionDef, frame: Frame) -> Fragment:
-        saved = (self.graph, self.loops, self.preds, self.ctx)
-        self.graph, self.loops = Graph(), ()
+        saved = (self.graph, self.loops, self.preds, self.ctx, self.inlined)
+        self.graph, self.loops, self.inlined = Graph(), (), set()
         self.preds = [self.graph.add(NOP, None, ())]
         function = _FunctionCtx()
         self.ctx = [function]
@@ -350,11 +378,11 @@ class Builder:
         self.frames.append(frame)
         try:
             self.block(func.body)
-            return Fragment(self.graph, self.preds + function.returns)
+            return Fragment(self.graph, self.preds + function.returns, frozenset(self.inlined))
         finally:
             self.frames.pop()
             self.stack.pop()
-            self.graph, self.loops, self.preds, self.ctx = saved
+            self.graph, self.loops, self.preds, self.ctx, self.inlined = saved
 
     def _splice(self, fragment: Fragment) -> None:
         """Copy a fragment in at the current point, its loops nested in the current ones."""

@@ -140,6 +140,7 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
         frozenset(n for found in surveys.values() for n in found.callback_factories),
     )
     per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
+    inlined: set[cst.FunctionDef] = set()  # analysed within a caller that was analysed
     for module, found in modules:
         for node, scope in module.scopes.items():
             line = module.positions[node].start.line if scope.kind == "function" else MODULE
@@ -150,11 +151,12 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
                 try:
                     graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=cls), callback)
                     per_root.append((node, rules.judge(analyse(graph, resolver))))
+                    inlined |= builder.inlined
                 except (TooComplex, GaveUp):
-                    continue
+                    continue  # its callees keep their own findings
     unique: dict[tuple, rules.Raw] = {}
     for node, found_raws in per_root:
-        if node in builder.inlined:
+        if node in inlined:
             continue  # analysed in the context of its callers
         for raw in found_raws:
             unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)

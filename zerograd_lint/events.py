@@ -19,14 +19,14 @@ A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("param
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 import libcst as cst
 
 from zerograd_lint import vocabulary, walk
 from zerograd_lint.bindings import (
-    ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, param_root,
+    ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, param_root,
 )
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
@@ -63,6 +63,7 @@ class Inline:
     scope: Scope
     subst: dict[str, list[Key]]
     cls: Scope | None
+    arguments: dict[str, cst.BaseExpression] = field(default_factory=dict)  # parameter -> argument
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class Classifier:
         target = r.module_function(func, frame)
         if target is not None:
             scope, function = target
-            return [Inline(function, scope, self._bind_args(call, function, frame), None)]
+            return [self._inline(call, function, scope, frame, None)]
         qualified = r.qualified(recv, frame)
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame):
@@ -206,7 +207,8 @@ class Classifier:
         if method in vocabulary.HARMLESS_METHODS or kind in (SCHEDULER, SCALER, ENV, ACCELERATOR):
             return []
         if keys and self._is_attribute_object(recv, method, frame):
-            return []  # `self.model(x)`: a forward pass
+            called = self._call_method(call, func, frame)
+            return [called] if called is not None else []  # `self.model(x)`: a forward pass
         return [Event(MAY_CLEAR, tuple(keys) + self._arg_keys(call, frame))]
 
     def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
@@ -257,7 +259,7 @@ class Classifier:
         found = r.function(name, frame)
         if found is not None:
             scope, func = found
-            return [Inline(func, scope, self._bind_args(call, func, frame), frame.cls if scope.self_name else None)]
+            return [self._inline(call, func, scope, frame, frame.cls if scope.self_name else None)]
         qualified = r.qualified(cst.Name(name), frame)
         if qualified.endswith("autograd.backward"):
             return [Event(ACC)]
@@ -266,6 +268,9 @@ class Classifier:
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
         if r.klass(name, frame.scope) is not None:
             return []  # constructing an object of a class from the project
+        called = self._call_method(call, cst.Name(name), frame)
+        if called is not None:
+            return [called]  # an object of a project class with `__call__`
         bound = frame.scope.lookup(name)
         if bound is not None and not any(b.is_param for b in bound[1]) and name not in frame.locals:
             return []  # calling an object (`model(x)`, `criterion(out, y)`): a forward pass
@@ -287,11 +292,16 @@ class Classifier:
             if found is None:
                 return None
             scope, func = found
-            scope = r.scope_of(func)
-            subst = self._bind_args(call, func, frame, skip_first=True)
-            if scope.self_name:
-                subst[scope.self_name] = [key]
-            return Inline(func, scope, subst, cls)
+            return self._inline(call, func, r.scope_of(func), frame, cls, receiver=[key])
+        return None
+
+    def _call_method(self, call: cst.Call, callee: cst.BaseExpression, frame: Frame) -> Inline | None:
+        """`loss_scaler(loss, optimizer)`: an object whose project class defines `__call__`."""
+        for key in self.resolver.keys(callee, frame)[:1]:
+            cls = self.resolver.instance_class(key)
+            found = self.resolver.method(cls, "__call__") if cls is not None else None
+            if found is not None:
+                return self._inline(call, found[1], self.resolver.scope_of(found[1]), frame, cls, receiver=[key])
         return None
 
     def _is_attribute_object(self, recv, method: str, frame: Frame) -> bool:
@@ -302,20 +312,14 @@ class Classifier:
                 return any(method in klass.self_attrs or method in klass.class_attrs for klass in self.resolver.class_chain(cls))
         return False
 
-    def _bind_args(self, call: cst.Call, func: cst.FunctionDef, frame: Frame, skip_first: bool = False) -> dict[str, list[Key]]:
-        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        kwonly = {p.name.value for p in func.params.kwonly_params}
-        if skip_first:
-            params = params[1:]
-        subst: dict[str, list[Key]] = {}
-        positional = _positional(call)
-        for name, value in zip(params, positional):
-            subst[name] = self.resolver.keys(value, frame)
-        for arg in call.args:
-            if arg.keyword is not None and (arg.keyword.value in params or arg.keyword.value in kwonly):
-                subst[arg.keyword.value] = self.resolver.keys(arg.value, frame)
-        # parameters left to their defaults keep their own (local) keys
-        return {k: v for k, v in subst.items() if v}
+    def _inline(self, call: cst.Call, func: cst.FunctionDef, scope: Scope, frame: Frame, cls, receiver: list[Key] | None = None) -> Inline:
+        """A call of a project function, its parameters bound to the caller's arguments (the
+        receiver of a method call to `self`)."""
+        arguments = bind_arguments(call, func, skip_first=receiver is not None)
+        subst = {name: keys for name, value in arguments.items() if (keys := self.resolver.keys(value, frame))}
+        if receiver is not None and scope.self_name:
+            subst[scope.self_name] = receiver
+        return Inline(func, scope, subst, cls, arguments)
 
     def _arg_keys(self, call: cst.Call, frame: Frame) -> tuple[Key, ...]:
         out: list[Key] = []

@@ -210,6 +210,7 @@ class _Machine:
         self.resolved = resolved
         self.attribution = attribution
         self.obs = Observations()
+        self.correlated = _correlated_facts(graph)
 
     def transfer(self, node: int, state):
         """The states after `node` (an empty list: the path is infeasible)."""
@@ -226,6 +227,8 @@ class _Machine:
             return [(tuple(sorted(sets.items())), facts)]
         if op == cfg.ASSUME:
             fact, value = self.graph.args[node]
+            if fact.key not in self.correlated:
+                return [state]
             if (fact, not value) in facts:
                 return []
             return [(sets_t, facts | {(fact, value)})]
@@ -314,6 +317,25 @@ class _Machine:
                         bucket.add(out)
                         todo.append((succ, out))
         return self.obs
+
+
+def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
+    """Facts worth tracking: a condition tested in more than one place (or reached through more
+    than one copy of a function), a counter window tested at two offsets, an Accelerate gate.
+    Keeping every condition would multiply the states by two per `if` for nothing."""
+    tests: dict[tuple, int] = {}
+    windows: dict[tuple, set[int]] = {}
+    for node, op in enumerate(graph.ops):
+        if op == cfg.ASSUME:
+            fact, _ = graph.args[node]
+            tests[fact.key] = tests.get(fact.key, 0) + 1
+            if fact.counter is not None:
+                windows.setdefault(fact.counter[:2], set()).add(fact.counter[2])
+        elif op == cfg.EVENT and graph.args[node].gate is not None:
+            tests[graph.args[node].gate.key] = 3
+    keep = {key for key, count in tests.items() if count > 2}  # an if or a while assumes twice
+    keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
+    return keep
 
 
 def _cross(tag: Tag | None, loop: int) -> Tag | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -63,6 +64,23 @@ class Module:
         return self._cst is not None
 
 
+def _parts(path: str) -> list[str]:
+    """`pkg/engine.py` -> ["pkg", "engine"]; `pkg/__init__.py` -> ["pkg"]."""
+    parts = list(Path(path).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return parts
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    count = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
 def module_name(path: str) -> tuple[str, str]:
     """(dotted name, folder searched by its bare imports) of a file."""
     path = os.path.abspath(path)
@@ -79,31 +97,44 @@ def module_name(path: str) -> tuple[str, str]:
 @dataclass
 class Project:
     modules: dict[str, Module] = field(default_factory=dict)  # by path
-    by_name: dict[str, list[Module]] = field(default_factory=dict)
+    by_stem: dict[str, list[Module]] = field(default_factory=dict)  # by the last part of the name
     broken: set[str] = field(default_factory=set)  # paths LibCST could not parse
 
     def add(self, path: str, text: str) -> Module:
         name, folder = module_name(path) if path != "<stdin>" else ("<stdin>", os.getcwd())
         module = Module(name, path, text, folder)
         self.modules[path] = module
-        self.by_name.setdefault(name, []).append(module)
+        self.by_stem.setdefault(_parts(path)[-1] if _parts(path) else name, []).append(module)
         return module
 
     def find(self, dotted: str, importer: Module) -> Module | None:
-        """The module a (possibly relative) import names, if it is part of the project."""
+        """The module a (possibly relative) import names, if it is part of the project.
+
+        Absolute names are matched against the end of the files' paths, so namespace packages
+        (folders without `__init__.py`) and folders put on `sys.path` both work; the match closest
+        to the importer wins."""
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
-            base = importer.name.split(".")
-            if os.path.basename(importer.path) != "__init__.py":
-                base = base[:-1]
-            base = base[: len(base) - (level - 1)] if level > 1 else base
+            base = Path(importer.path).parent
+            for _ in range(level - 1):
+                base = base.parent
             rest = dotted.lstrip(".")
-            dotted = ".".join(base + ([rest] if rest else []))
-        candidates = [m for m in self.by_name.get(dotted, ()) if m.path not in self.broken]
+            target = base.joinpath(*rest.split(".")) if rest else base
+            wanted = [target.with_suffix(".py"), target / "__init__.py"]
+            return next((m for m in self._by_file(wanted)), None)
+        tail = dotted.split(".")
+        candidates = [m for m in self._suffixed(tail) if m.path not in self.broken]
         if not candidates:
             return None
-        near = [m for m in candidates if m.folder == importer.folder or m.name.count(".")]
-        return (near or candidates)[0]
+        here = Path(importer.path).parent.parts
+        return max(candidates, key=lambda m: (_shared(Path(m.path).parent.parts, here), -len(m.path)))
+
+    def _suffixed(self, tail: list[str]) -> list[Module]:
+        return [m for m in self.by_stem.get(tail[-1], ()) if _parts(m.path)[-len(tail):] == tail]
+
+    def _by_file(self, wanted: list[Path]) -> list[Module]:
+        wanted_resolved = {os.path.normpath(str(w)) for w in wanted}
+        return [m for m in self.modules.values() if os.path.normpath(m.path) in wanted_resolved and m.path not in self.broken]
 
     def resolve(self, origin: str, importer: Module) -> tuple[Module, str | None] | None:
         """`pkg.engine.train` -> (module pkg.engine, "train"); `.engine` -> (module, None)."""

@@ -15,6 +15,7 @@ base class's step lives there), and the functions named `m` of the modules it im
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ CALLBACK_TAKERS = frozenset({"Engine", "DeterministicEngine"})
 _ACCUMULATING = frozenset({"backward", "manual_backward", "update_params"})
 _TOUCHING = frozenset({"step", "zero_grad", "update_params", "optimizer_step", "_foreach_zero_", "grad"})
 MODULE = 0  # the line number that stands for a module's body
+_BUILTINS = frozenset(dir(builtins))
 
 
 class Unparsable(Exception):
@@ -48,6 +50,7 @@ class Function:
     touches: bool = False
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
+    objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
 
 
 @dataclass
@@ -142,6 +145,8 @@ class _Words:
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name):
                 function.names.add(node.func.id)
+                if node.func.id not in _BUILTINS:
+                    function.objects_called = True  # perhaps an object of a class with `__call__`
             elif isinstance(node.func, ast.Attribute):
                 function.attributes.add(node.func.attr)
             function.names.update(a.id for a in node.args if isinstance(a, ast.Name))
@@ -171,9 +176,10 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
                     callees.update((other, l) for l in found.functions_named.get(name, ()))
                 for name in function.attributes:
                     callees.update((other, l) for l in found.functions_named.get(name, ()))
+            methods = function.attributes | ({"__call__"} if function.objects_called else set())
             for other in around:
                 found = modules[other]
-                for name in function.attributes:
+                for name in methods:
                     callees.update((other, l) for l in found.methods_named.get(name, ()))
             calls[(path, line)] = callees
     accumulates = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}
