@@ -408,7 +408,8 @@ class Resolver:
         values = []
         for klass in self.class_chain(cls):
             for binding, method_scope in klass.self_attrs.get(key[1], []):
-                values.append((binding, Frame(method_scope, cls=cls)))
+                subst = {method_scope.self_name: [key[:1]]} if method_scope.self_name else {}
+                values.append((binding, Frame(method_scope, subst, cls=cls)))  # `self` is this instance
         return values
 
     def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
@@ -419,7 +420,7 @@ class Resolver:
         if found is None:
             return []
         scope = self.scope_of(found[1])
-        frame = Frame(scope, cls=cls)
+        frame = Frame(scope, {scope.self_name: [key[:1]]} if scope.self_name else {}, cls=cls)
         index = int(key[2][1:-1]) if len(key) == 3 and key[2][1:-1].isdigit() else None
         values = []
         for returned in returns(found[1]):

@@ -23,7 +23,7 @@ from libcst.metadata import CodeRange
 from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name, own_key
-from zerograd_lint.conditions import Fact, FactMaker
+from zerograd_lint.conditions import EVERY, Fact, FactMaker
 from zerograd_lint.scopes import ELEMENT, Scope, dotted_name
 
 MAX_INLINE_DEPTH = 8
@@ -136,6 +136,21 @@ class _TryCtx(_Ctx):
     raises: list[int] = field(default_factory=list)
 
 
+def _counter_from_zero(node: cst.For) -> str | None:
+    """`for i, x in enumerate(xs)` and `for i in range(n)`: `i` is 0 on the first iteration."""
+    iterable, target = node.iter, node.target
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Name):
+        return None
+    args = iterable.args
+    if iterable.func.value == "enumerate" and len(args) == 1 and isinstance(target, cst.Tuple):
+        first = target.elements[0].value
+        return first.value if isinstance(first, cst.Name) else None
+    if iterable.func.value == "range" and isinstance(target, cst.Name):
+        if len(args) == 1 or len(args) >= 2 and isinstance(args[0].value, cst.Integer) and args[0].value.value == "0":
+            return target.value
+    return None
+
+
 def _constant(test: cst.BaseExpression) -> bool | None:
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
         return test.value == "True"
@@ -199,7 +214,7 @@ class Builder:
         if callback is not None:
             pos = self.positions[callback]
             offset = 6 if callback.asynchronous else 0
-            loop = self._new_loop("def", pos.start.line, pos.start.column + offset, 3, callback, frozenset())
+            loop = self._new_loop("def", pos.start.line, pos.start.column + offset, 3, callback, frozenset({EVERY}))
 
             def batch() -> None:  # one call of the callback: `return` ends the iteration
                 self.block(body)
@@ -550,6 +565,9 @@ class Builder:
         if node.asynchronous is not None:
             column += len("async") + len(node.asynchronous.whitespace_after.value)
         loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
+        counter = _counter_from_zero(node)
+        if counter is not None:
+            self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
 
         def body() -> None:
             self._rebind(node.target, node)

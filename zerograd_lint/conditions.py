@@ -20,6 +20,7 @@ from zerograd_lint import walk
 from zerograd_lint.scopes import dotted_name
 
 _SPACE = re.compile(r"\s+")
+EVERY = "*"  # in a loop's counters: every counter advances (a per-batch callback)
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,21 @@ class FactMaker:
             if isinstance(test.operator, cst.And) and truth or isinstance(test.operator, cst.Or) and not truth:
                 return self.facts(test.left, truth) + self.facts(test.right, truth)
             return []
+        first = _first(test)
+        if first is not None:
+            expr, positive = first
+            return [(self._fact(("first", _text(self.module, expr)), [expr]), truth == positive)]
         counter = self._counter(test)
         if counter is not None:
             (expr, modulus, offset), positive = counter
             key = ("mod", _text(self.module, _strip_parens(expr)), _text(self.module, _strip_parens(modulus)), offset)
             return [(self._fact(key, [expr, modulus]), truth == positive)]
         return [(self._fact(("expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+
+    @staticmethod
+    def first_iteration(counter: str) -> Fact:
+        """`counter == 0`: true on a loop's first iteration when the counter starts at 0."""
+        return Fact(("first", counter), frozenset({counter}), True)
 
     def named(self, text: str) -> Fact:
         """A fact that no source condition spells exactly (e.g. Accelerate's sync step)."""
@@ -124,23 +134,47 @@ class FactMaker:
     def _mod(node: cst.BinaryOperation):
         expr = _strip_parens(node.left)
         offset = 0
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
             if isinstance(expr.right, cst.Integer) and expr.right.value.isdigit():
-                offset = int(expr.right.value)
+                offset = int(expr.right.value) * (1 if isinstance(expr.operator, cst.Add) else -1)
                 expr = _strip_parens(expr.left)
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
         return expr, node.right, offset
 
 
+def _first(test: cst.BaseExpression):
+    """`E == 0` -> (E, True); `E != 0`, `E > 0`, `E >= 1` -> (E, False)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    expr, comparison = _strip_parens(test.left), test.comparisons[0]
+    if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
+        return None
+    operator, value = comparison.operator, comparison.comparator.value
+    if value == "0" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
+        return expr, isinstance(operator, cst.Equal)
+    if value == "1" and isinstance(operator, cst.GreaterThanEqual):
+        return expr, False
+    return None
+
+
 def advance(facts: frozenset, counter_names: frozenset[str], drop) -> frozenset:
-    """Facts after the counters in `counter_names` advance by one; `drop(fact)` removes others."""
-    out = set()
+    """Facts after the counters in `counter_names` advance by one (`EVERY`: any counter, as in a
+    callback the framework calls once per batch with `batch_idx` or `engine.state.iteration`);
+    `drop(fact)` removes the others. A counter that advanced is no longer 0, and what was
+    `(E + 1) % K == 0` is now `E % K == 0` (what was `E % K == 0` is `(E - 1) % K == 0`)."""
+
+    def advances(name: str) -> bool:
+        return name in counter_names or EVERY in counter_names
+
+    out = {(fact, False) for fact, _ in facts if fact.key[0] == "first" and advances(fact.key[1])}
     for fact, value in facts:
+        if fact.key[0] == "first" and advances(fact.key[1]):
+            continue
         counter = fact.counter
-        if counter is not None and counter[0] in counter_names:
+        if counter is not None and advances(counter[0]):
             expr, modulus, offset = counter
-            if offset >= 1:
+            if offset > -3:  # keep a few windows' worth
                 out.add((Fact(("mod", expr, modulus, offset - 1), fact.names, fact.stable), value))
             continue
         if not drop(fact):

@@ -335,6 +335,7 @@ def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
             tests[graph.args[node].gate.key] = 3
     keep = {key for key, count in tests.items() if count > 2}  # an if or a while assumes twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
+    keep |= {key for key in tests if key[0] == "first"}
     return keep
 
 

@@ -120,7 +120,7 @@ class Project:
                 base = base.parent
             rest = dotted.lstrip(".")
             target = base.joinpath(*rest.split(".")) if rest else base
-            wanted = [target.with_suffix(".py"), target / "__init__.py"]
+            wanted = [target / "__init__.py"] + ([target.with_suffix(".py")] if target.name else [])
             return next((m for m in self._by_file(wanted)), None)
         tail = dotted.split(".")
         candidates = [m for m in self._suffixed(tail) if m.path not in self.broken]
