@@ -430,6 +430,15 @@ class Resolver:
             values.extend((Binding(value), frame) for value in optimizers)
         return values
 
+    def prepared(self, key: Key) -> bool:
+        """Was the object passed through `accelerator.prepare(...)` (its step and zero_grad then
+        follow Accelerate's gradient state)?"""
+        return any(
+            isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Attribute)
+            and b.value.func.attr.value in ("prepare", "prepare_optimizer")
+            for b, _ in self._values.get(key, [])
+        )
+
     # ---------------------------------------------------------------- kinds and links
 
     def info(self, key: Key) -> Info:

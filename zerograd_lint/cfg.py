@@ -206,7 +206,8 @@ class Builder:
         function = _FunctionCtx()
         self.ctx: list[_Ctx] = [function]
         self.frames = [frame]
-        self.gate: Fact | None = None
+        self.gate: Fact | None = None  # inside `with accelerator.accumulate(...)`
+        self.synced: Fact | None = None  # the last such block's fact, still in force after it
         self.handlers = 0
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
@@ -361,9 +362,14 @@ class Builder:
                 self.step_with_closure(action, node)
 
     def event(self, event: ev.Event, node: cst.CSTNode) -> None:
+        """Inside `accelerator.accumulate()` the optimizer's step and zero_grad are gated on the
+        sync step; so are a prepared optimizer's after such a block (Accelerate keeps the state)."""
         gate = None
-        if self.gate is not None and event.op in (ev.STEP, ev.CLEAR):
-            gate = self.gate
+        if event.op in (ev.STEP, ev.CLEAR):
+            if self.gate is not None:
+                gate = self.gate
+            elif self.synced is not None and any(self.resolver.prepared(k) for k in event.keys):
+                gate = self.synced
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), self.site(node))
 
     def inline(self, action: ev.Inline) -> None:
@@ -638,7 +644,7 @@ class Builder:
         self.preds = synced + self.preds
         saved, self.gate = self.gate, gate
         self.block(node.body)
-        self.gate = saved
+        self.gate, self.synced = saved, gate
 
     def _accumulate_gate(self, item: cst.BaseExpression) -> Fact | None:
         """`with accelerator.accumulate(model):` gates the prepared optimizers' step and zero_grad."""

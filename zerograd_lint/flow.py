@@ -218,10 +218,8 @@ class _Machine:
         op = self.graph.ops[node]
         if op == cfg.EVENT:
             gate = self.graph.args[node].gate
-            if gate is not None:
-                wanted = (gate, True)
-                if wanted not in facts:
-                    return [state]
+            if gate is not None and (gate, False) in facts:
+                return [state]  # Accelerate skips it: not a sync step
             sets = dict(sets_t)
             self.event(node, sets)
             return [(tuple(sorted(sets.items())), facts)]
