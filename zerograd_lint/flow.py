@@ -62,6 +62,7 @@ class Resolved:
     steps: tuple[Key, ...] = ()
     strong: tuple[Key, ...] = ()  # cleared for certain
     weak: tuple[Key, ...] = ()  # may be cleared: cures staleness, never reported as a bad clear
+    shared: tuple[Key, ...] = ()  # other sets over the same parameters: their fresh gradients were used
 
 
 @dataclass
@@ -123,8 +124,10 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
     resolved: dict[int, Resolved] = {}
     for node, event in events.items():
         if event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE):
-            keys = sharing(tuple(k for k in event.keys if k in sets))
-            resolved[node] = Resolved(event.op, steps=keys, strong=keys if event.op != ev.STEP else ())
+            keys = tuple(k for k in event.keys if k in sets)
+            others = tuple(k for k in sharing(keys) if k not in keys)
+            strong = keys + others if event.op != ev.STEP else ()
+            resolved[node] = Resolved(event.op, steps=keys, strong=strong, shared=others)
         elif event.op == ev.ACC:
             resolved[node] = Resolved(ev.ACC)
         elif event.op == ev.CLEAR:
@@ -297,6 +300,10 @@ class _Machine:
         for key in r.weak:
             value = sets.get(key, CLEAN)
             _with(sets, key, value._replace(stale=None))
+        if r.op == ev.STEP:
+            for key in r.shared:  # another update applied these tensors' fresh gradients
+                value = sets.get(key, CLEAN)
+                _with(sets, key, value._replace(fresh=None))
 
     def run(self) -> Observations:
         graph = self.graph

@@ -157,7 +157,7 @@ class Guard:
         param.fresh.append(current)
         current.params.append(param)
         for opt in param.owners:
-            if opt.in_closure and param.applied:
+            if opt.in_closure and opt in param.applied:
                 opt.reaccumulated.append(param)
 
     def _open_pass(self) -> PassState:
@@ -218,7 +218,7 @@ class Guard:
 
     def _check_step(self, opt: OptState, params: list[ParamState]) -> None:
         """Judge a step of ``params`` (of ``opt``) that is about to apply their ``.grad``."""
-        stale = [p for p in params if p.applied]
+        stale = [p for p in params if opt in p.applied]
         mine = [(gone, dropped) for (o, gone), dropped in self._discards.items() if o is opt]
         if stale:
             self._emit(
@@ -298,7 +298,7 @@ class Guard:
                         self._emit(_accumulation_discarded(opt, *held))
             if param.fresh:
                 param.fresh = []
-                param.applied = True
+                param.applied.add(opt)
 
     # Updates by hand: seen in the values of the tensors, when a pass opens.
 
@@ -352,7 +352,7 @@ class Guard:
                 for gone in param.fresh:
                     self._discards.setdefault((opt, gone), []).append(param)
         param.fresh = []
-        param.applied = False
+        param.applied = set()
 
     def _judge(self) -> None:
         """ZG003 for each discarded pass meant for a step; hold the others until that is known."""

@@ -44,8 +44,9 @@ class ParamState:
     owners: list[OptState] = field(default_factory=list)
     fresh: list[PassState] = field(default_factory=list)
     """Passes that added to ``.grad`` since it was last cleared and that no step has applied."""
-    applied: bool = False
-    """``.grad`` holds contributions a step already applied (it was not cleared since)."""
+    applied: set[OptState] = field(default_factory=set)
+    """The gradient sets whose step already applied what ``.grad`` holds (not cleared since).
+    Two optimizers over the same parameters each apply a backward's contributions once."""
     norm: torch.Tensor | None = None
     """The norm of .grad when the last pass ended: clearing zeros or inf/nan loses nothing."""
     seen: tuple[weakref.ref[torch.Tensor], int] | None = None
