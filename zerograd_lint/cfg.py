@@ -439,8 +439,8 @@ class Builder:
             closure = action.closure
             if isinstance(closure, cst.Lambda):
                 self.expr(closure.body)
-            elif closure not in self.stack:
-                self.inline(ev.Inline(closure, action.scope, {}, self.frame.cls))
+            else:
+                self.inline(closure)
             self.event(ev.Event(ev.STEP, action.keys), call)
 
         first = len(self.graph.ops)

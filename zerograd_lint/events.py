@@ -71,8 +71,7 @@ class StepWithClosure:
     """`opt.step(closure)`: the optimizer evaluates the closure (LBFGS: repeatedly) and steps."""
 
     keys: tuple[Key, ...]
-    closure: Union[cst.FunctionDef, cst.Lambda]
-    scope: Scope | None
+    closure: Union[Inline, cst.Lambda]
 
 
 Action = Union[Event, Inline, StepWithClosure]
@@ -237,17 +236,28 @@ class Classifier:
         if closure is not None:
             found = self._closure(closure, frame)
             if found is not None:
-                return [StepWithClosure(tuple(keys), *found)]
+                return [StepWithClosure(tuple(keys), found)]
         return [Event(STEP, tuple(keys))]
 
-    def _closure(self, expr: cst.BaseExpression, frame: Frame):
+    def _closure(self, expr: cst.BaseExpression, frame: Frame) -> Inline | cst.Lambda | None:
+        """The closure handed to `step`: a lambda, a project function, or `functools.partial` of one."""
         if isinstance(expr, cst.Lambda):
-            return expr, None
+            return expr
         if isinstance(expr, cst.Name):
             found = self.resolver.function(expr.value, frame)
             if found is not None:
                 scope, func = found
-                return func, scope
+                return Inline(func, scope, {}, frame.cls if scope.self_name else None)
+            bound = frame.scope.lookup(expr.value)
+            if bound is not None and len(bound[1]) == 1 and isinstance(bound[1][0].value, cst.Call):
+                expr = bound[1][0].value
+        if isinstance(expr, cst.Call) and (dotted_name(expr.func) or "").rsplit(".", 1)[-1] == "partial" and expr.args:
+            target = expr.args[0].value
+            found = self.resolver.function(target.value, frame) if isinstance(target, cst.Name) else None
+            if found is not None:
+                scope, func = found
+                bound_call = expr.with_changes(func=target, args=expr.args[1:])
+                return self._inline(bound_call, func, scope, frame, frame.cls if scope.self_name else None)
         return None
 
     def _keys_event(self, op: str, expr: cst.BaseExpression, frame: Frame) -> list[Action]:
