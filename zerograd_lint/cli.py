@@ -10,16 +10,25 @@ the time the callback runs it has PATHS and `--isolated`; it puts `[tool.zerogra
 `ctx.default_map`, which click consults after the command line and the environment. Hence the
 precedence: command line, then `ZEROGRAD_LINT_OUTPUT_FORMAT`, then pyproject.toml, then defaults.
 
-Room for what comes next: `-`/`--stdin-filename` join PATHS as a start for `config.find_config`
-and go through `FileSelection.is_excluded` under `--force-exclude`; `--explain CODE` is one more
-eager option. A `server` subcommand (LSP) turns `main` into a `click.Group` whose default command
-is this one, registered as `check`, so `zerograd-lint PATHS` keeps working while `zerograd-lint
-server` and `zerograd-lint check PATHS` are added; the flags below then move with `check`.
+Commands: `main` is a `click.Group` whose default command is `check`: anything that does not
+start with a command's name (`server`) or a help flag is read as `check`'s arguments, so
+`zerograd-lint PATHS`, `zerograd-lint - --stdin-filename X` and `zerograd-lint check PATHS` are
+the same run, and `zerograd-lint --help` shows `check`'s options and lists the commands. A folder
+named `server` is checked as `zerograd-lint ./server` or `zerograd-lint check server`.
+
+Standard input: `-` among PATHS reads one source from stdin, reported under `--stdin-filename`
+(or `-`); that name also takes the place of `-` in the search for pyproject.toml, and with
+`--force-exclude` an excluded name means nothing is checked (what editors and pre-commit want).
+Nothing is ever written but the `--output-file`.
+
+`--explain CODE` (eager, before any configuration is read) prints the rule's page and exits 0.
+`server` imports the language server, and pygls with it, only when it runs.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,19 +37,23 @@ from typing import Any
 import click
 
 from zerograd_lint import __version__
+from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
+from zerograd_lint.explain import rule_page
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, repository_root
 from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
 from zerograd_lint.report.summary import summary
-from zerograd_lint.runner import check_files
+from zerograd_lint.runner import Buffer, check_files
 from zerograd_lint.settings import Selection, Settings, unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
 SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
+STDIN = "-"
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class Failure(click.ClickException):
@@ -62,6 +75,25 @@ class _Command(click.Command):
         except Exception:
             click.echo(f"zerograd-lint: internal error:\n{traceback.format_exc()}", err=True)
             ctx.exit(EXIT_ERROR)
+
+
+class _DefaultGroup(click.Group):
+    """A group whose default command takes any arguments that do not name another command."""
+
+    default_command = "check"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The default command's help, under the program's own name, then the commands."""
+        default = self.commands[self.default_command]
+        with click.Context(default, info_name=ctx.info_name, max_content_width=ctx.max_content_width,
+                           help_option_names=ctx.help_option_names) as shown:
+            default.format_help(shown, formatter)
+        self.format_commands(ctx, formatter)
 
 
 def _split(value: Sequence[str]) -> tuple[str, ...]:
@@ -98,7 +130,7 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
         elif ctx.params.get("isolated"):
             config = Config()
         else:
-            config = find_config(ctx.params.get("paths") or ())
+            config = find_config(_config_start(ctx.params.get("paths") or (), ctx.params.get("stdin_filename")))
     except ConfigError as exc:
         raise Failure(str(exc)) from None
     except OSError as exc:  # a folder on the way up that cannot be looked into
@@ -107,7 +139,28 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
     return config
 
 
-@click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _config_start(paths: Sequence[str], stdin_filename: str | None) -> tuple[str, ...]:
+    """Where to look for pyproject.toml from: stdin counts as the file it stands for."""
+    return tuple(stdin_filename if path == STDIN else path for path in paths if path != STDIN or stdin_filename)
+
+
+def _explain(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    code = value.strip().upper()
+    if code not in RULES:
+        raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})")
+    click.echo(rule_page(code), nl=False)
+    ctx.exit(EXIT_CLEAN)
+
+
+@click.group(cls=_DefaultGroup, context_settings=CONTEXT_SETTINGS)
+def main() -> None:
+    """Find PyTorch training loops that clear gradients wrongly."""
+
+
+@main.command("check", cls=_Command, context_settings=CONTEXT_SETTINGS,
+              short_help="Check PATHS (the default command: `zerograd-lint PATHS` is `zerograd-lint check PATHS`).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str), is_eager=True)
 # Rule selection
 @click.option("--select", multiple=True, callback=_codes, metavar="CODES",
@@ -130,6 +183,9 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
               help="Skip what .gitignore (and git's other exclude files) ignore.")
 @click.option("--force-exclude/--no-force-exclude", default=False,
               help="Apply the excludes to paths named on the command line too (what pre-commit needs).")
+@click.option("--stdin-filename", is_eager=True, metavar="PATH",
+              help="With - among PATHS: report the text read from stdin as this file, and find its configuration "
+                   "and excludes as this file's.")
 # Configuration
 @click.option("--isolated", is_flag=True, is_eager=True, help="Read no configuration file.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
@@ -148,30 +204,41 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
 @click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code still tells.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Also say which configuration file is used and how many files are checked.")
+@click.option("--explain", is_eager=True, expose_value=False, callback=_explain, metavar="CODE",
+              help="Print the page of rule CODE (what it finds, why, the exceptions, the fix) and exit.")
 @click.version_option(__version__, "--version", prog_name="zerograd-lint", message="%(prog)s %(version)s")
 @click.pass_context
-def main(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
-         ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
-         exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
-         isolated: bool, config: Config, output_format: str, output_file: Path | None, statistics: bool,
-         exit_zero: bool, color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
+def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
+          ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
+          stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
+          statistics: bool, exit_zero: bool, color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
-    PATHS are files or folders (default: the current directory). Folders are searched for *.py
-    and *.pyi; files named here are checked whatever their name. Options not given here are read
-    from [tool.zerograd-lint] in the nearest pyproject.toml above the PATHS.
+    PATHS are files or folders (default: the current directory); - reads one file from stdin.
+    Folders are searched for *.py, *.pyi and Jupyter notebooks (*.ipynb); files named here are
+    checked whatever their name. Options not given here are read from [tool.zerograd-lint] in the
+    nearest pyproject.toml above the PATHS.
+
+    `zerograd-lint server` starts the language server instead (pip install 'zerograd-lint[lsp]').
     """
     level = _verbosity(quiet, silent, verbose)
     if isolated and config.path is not None:
         raise click.UsageError("--config and --isolated cannot be used together")
     if statistics and output_format not in STATISTICS:
         raise click.UsageError(f"--statistics prints counts as {', '.join(STATISTICS)}, not {output_format}")
+    if stdin_filename is not None and STDIN not in paths:
+        raise click.UsageError("--stdin-filename names what - reads: put - among PATHS")
 
     files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
     settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
                         config.vocabulary, project_root=config.root)
-    found = list(discover(paths or (".",), files))
-    to_check = [item for item in found if isinstance(item, str)]
+    buffer = _stdin(stdin_filename, files) if STDIN in paths else None
+    on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)
+    found = list(discover(on_disk, files))
+    to_check: list[str | Buffer] = [item for item in found if isinstance(item, str)]
+    if buffer is not None:  # the text in stdin replaces the file on disk it stands for
+        to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
     report = check_files(to_check, settings)
@@ -194,6 +261,42 @@ def main(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], ex
     if report.errors:
         ctx.exit(EXIT_ERROR)
     ctx.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+@main.command("server", context_settings=CONTEXT_SETTINGS,
+              short_help="Start the language server, on stdin and stdout (needs: pip install 'zerograd-lint[lsp]').")
+@click.option("--debounce", type=click.FloatRange(min=0), default=0.3, show_default=True, metavar="SECONDS",
+              help="After an edit, wait this long for the next one before checking the document again.")
+@click.option("--stdio", is_flag=True, help="Talk over stdin and stdout: the only way it talks; accepted because "
+                                            "some clients pass it.")
+def server(debounce: float, stdio: bool) -> None:
+    """Start the language server: diagnostics for Python files as they are opened, edited and saved.
+
+    It talks the Language Server Protocol over stdin and stdout, reads [tool.zerograd-lint] from the
+    pyproject.toml above each document, and never writes a file.
+    """
+    try:
+        from zerograd_lint.lsp.server import serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        raise Failure(f"the language server is an extra ({exc.name} is not installed): "
+                      "pip install 'zerograd-lint[lsp]'") from None
+    serve(debounce)
+
+
+def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:
+    """What stdin holds, unless --force-exclude excludes the file it stands for."""
+    if stdin_filename is not None and files.force_exclude and files.is_excluded(stdin_filename):
+        return None
+    if sys.stdin is None:  # a process started without standard input
+        raise Failure("- reads standard input, and this process has none")
+    content = getattr(sys.stdin, "buffer", sys.stdin).read()
+    return Buffer(stdin_filename or STDIN, content.encode() if isinstance(content, str) else content)
+
+
+def _same_path(one: str, other: str) -> bool:
+    return os.path.normpath(os.path.abspath(one)) == os.path.normpath(os.path.abspath(other))
 
 
 def _missing(found: list[str | Missing]) -> list[Missing]:

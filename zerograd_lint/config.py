@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from zerograd_lint.settings import Vocabulary, unknown_prefixes
+from zerograd_lint.settings import Selection, Settings, Vocabulary, unknown_prefixes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,6 +58,16 @@ class Config:
     def root(self) -> str:
         """The project root: exclude patterns are relative to it."""
         return str(self.path.parent) if self.path else "."
+
+    def settings(self) -> Settings:
+        """What this configuration asks for where no command line adds to it (the language server)."""
+        select = (*(self.options.get("select") or ("ZG",)), *self.options.get("extend_select", ()))
+        per_file_ignores = tuple(
+            (pattern, tuple(codes.split(",")))
+            for pattern, _, codes in (item.rpartition(":") for item in self.options.get("per_file_ignores", ()))
+        )
+        return Settings(Selection(select, tuple(self.options.get("ignore", ()))), per_file_ignores, self.vocabulary,
+                        project_root=self.root)
 
 
 def find_config(paths: Sequence[str]) -> Config:

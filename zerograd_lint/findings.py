@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import total_ordering
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,14 @@ class Fix:
     applicability: str = "unsafe"
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Finding:
-    """One problem. Lines and columns are 1-based; `end_column` is one past the last character."""
+    """One problem. Lines and columns are 1-based; `end_column` is one past the last character.
+
+    In a notebook, `cell` is the cell's number (1-based, counting every cell, as ruff does) and
+    `line`/`end_line` count from the top of that cell; elsewhere `cell` is None. Findings sort by
+    path, cell, line, column, code and message."""
 
     path: str
     line: int
@@ -36,9 +42,19 @@ class Finding:
     end_line: int = field(compare=False)
     end_column: int = field(compare=False)
     fix: Fix | None = field(default=None, compare=False)
+    cell: int | None = None
+
+    def _order(self) -> tuple[str, int, int, int, str, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.code, self.message)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Finding):
+            return NotImplemented
+        return self._order() < other._order()
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        """The JSON form. `cell` is there only for a finding in a notebook."""
+        found: dict[str, object] = {
             "code": self.code,
             "name": self.name,
             "message": self.message,
@@ -55,6 +71,9 @@ class Finding:
                 ],
             },
         }
+        if self.cell is not None:
+            found["cell"] = self.cell
+        return found
 
 
 class SourceError(Exception):

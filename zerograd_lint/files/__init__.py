@@ -1,5 +1,7 @@
 """Which files to check: walk the given paths, skip what is excluded, ignored or never training code.
 
+Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`*.ipynb`).
+
 - `exclude` (default: the folders below) and `extend-exclude` are gitignore-style patterns
   (`patterns.py`) relative to the project root, the folder of the configuration file or else
   the current directory, as in ruff;
@@ -33,6 +35,7 @@ DEFAULT_EXCLUDE = (
 )
 VERSION_CONTROL = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIXES = (".ipynb",)  # Jupyter notebooks: `zerograd_lint.notebook` reads their code cells
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class FileSelection:
 
 
 def discover(paths: Iterable[str], selection: FileSelection = FileSelection()) -> Iterator[str | Missing]:
-    """Python files under `paths`, in a stable order, each once; see the module's docstring."""
+    """Python files and notebooks under `paths`, in a stable order, each once; see the module's docstring."""
     seen: set[str] = set()
     for given in paths:
         if not os.path.exists(given):
@@ -109,7 +112,7 @@ class _Walk:
         self.searched = {self.tree}  # real folders, so that links cannot make a folder count twice
 
     def files(self) -> Iterator[tuple[str, str]]:
-        """(path, real path) of each Python file to check."""
+        """(path, real path) of each Python file and notebook to check."""
         gitignore = self.selection.gitignore_for(self.folder)
         return self._files(self.folder, self.selection.relative(self.folder), self.tree, gitignore)
 
@@ -129,7 +132,7 @@ class _Walk:
                     if real not in self.searched and not self._skipped(entry, below, gitignore):
                         self.searched.add(real)
                         yield from self._files(entry.path, below, real, gitignore.enter(entry.path))
-                elif entry.name.endswith(PYTHON_SUFFIXES) and entry.is_file():
+                elif entry.name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES) and entry.is_file():
                     if not (self.selection.excludes(below, False) or gitignore.ignores(entry.path, False)):
                         yield entry.path, real
             except OSError:

@@ -1,4 +1,7 @@
-"""`path:line:col: CODE message`, one finding per line: what flake8, ruff and every editor parse."""
+"""`path:line:col: CODE message`, one finding per line: what flake8, ruff and every editor parse.
+
+A finding in a notebook says its cell first, as ruff prints it: `nb.ipynb:cell 3:2:1: ZG001 ...`.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +13,20 @@ from zerograd_lint.findings import Finding
 from zerograd_lint.report.context import Context
 
 
+def position(finding: Finding, separator: str = ":") -> str:
+    """`line:col`, or `cell N:line:col` in a notebook."""
+    cell = f"cell {finding.cell}{separator}" if finding.cell is not None else ""
+    return f"{cell}{finding.line}{separator}{finding.column}"
+
+
 def line(finding: Finding) -> str:
-    return f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {finding.message}"
+    return f"{finding.path}:{position(finding)}: {finding.code} {finding.message}"
 
 
 def styled_line(finding: Finding) -> str:
     colon = click.style(":", fg="cyan")
     return (
-        f"{click.style(finding.path, bold=True)}{colon}{finding.line}{colon}{finding.column}{colon} "
+        f"{click.style(finding.path, bold=True)}{colon}{position(finding, colon)}{colon} "
         f"{click.style(finding.code, fg='red', bold=True)} {finding.message}"
     )
 

@@ -5,6 +5,10 @@
 Escaped exactly as actions/toolkit's `command.ts` does: in the message `%`, CR and LF; in
 property values also `:` and `,`. `file` is relative to the repository root, which is what
 GitHub resolves it against; the message keeps the path as it was checked.
+
+A notebook's lines are not lines of the `.ipynb` file GitHub shows (that is JSON), so a finding
+in a notebook is annotated at line 1, column 1 of the file, as ruff does, and the message says
+where it is: `nb.ipynb:cell 3:2:1: ZG001 ...`.
 """
 
 from __future__ import annotations
@@ -25,14 +29,14 @@ def escape_property(text: str) -> str:
 
 
 def annotation(finding: Finding, context: Context) -> str:
-    properties = {
+    properties: dict[str, object] = {
         "title": f"zerograd-lint ({finding.code})",
         "file": context.repository_path(finding.path) or finding.path,
-        "line": finding.line,
-        "col": finding.column,
-        "endLine": finding.end_line,
-        "endColumn": finding.end_column,
     }
+    if finding.cell is None:
+        properties.update(line=finding.line, col=finding.column, endLine=finding.end_line, endColumn=finding.end_column)
+    else:
+        properties.update(line=1, col=1)
     listed = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
     return f"::{level(finding.code)} {listed}::{escape_data(line(finding))}"
 

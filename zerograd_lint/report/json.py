@@ -1,4 +1,8 @@
-"""A JSON array of findings with 1-based positions (`end_column` is one past the last character)."""
+"""A JSON array of findings with 1-based positions (`end_column` is one past the last character).
+
+A finding in a notebook also has `cell` (1-based, counting every cell), and its `line` counts
+from the top of that cell, as in ruff's JSON.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,11 @@
 Positions are 1-based and columns count Unicode code points (`columnKind`); `endColumn` is one
 past the last character, as SARIF defines it. Artifact URIs are relative to the repository root
 (`uriBaseId` `%SRCROOT%`), which is how code scanning matches them to the checkout.
+
+A region of a notebook would have to be a region of its JSON text, which no viewer maps back to a
+cell; so a finding in a notebook gets ruff's fallback region (line 1, column 1), its message
+starts with the cell, line and column, and the result's `properties` carry them as numbers
+(`cell`, `cellLine`, `cellColumn`).
 """
 
 from __future__ import annotations
@@ -43,24 +48,28 @@ def rule(code: str) -> dict[str, Any]:
 def result(finding: Finding, context: Context) -> dict[str, Any]:
     uri, relative = context.uri(finding.path)
     artifact = {"uri": uri, "uriBaseId": "%SRCROOT%"} if relative else {"uri": uri}
-    return {
+    found: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": RULE_INDEX[finding.code],
         "level": level(finding.code),
         "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": artifact,
-                    "region": {
-                        "startLine": finding.line,
-                        "startColumn": finding.column,
-                        "endLine": finding.end_line,
-                        "endColumn": finding.end_column,
-                    },
-                }
-            }
-        ],
+        "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(finding)}}],
+    }
+    if finding.cell is not None:
+        where = f"cell {finding.cell}, line {finding.line}, column {finding.column}"
+        found["message"] = {"text": f"{where}: {finding.message}"}
+        found["properties"] = {"cell": finding.cell, "cellLine": finding.line, "cellColumn": finding.column}
+    return found
+
+
+def _region(finding: Finding) -> dict[str, int]:
+    if finding.cell is not None:
+        return {"startLine": 1, "startColumn": 1}
+    return {
+        "startLine": finding.line,
+        "startColumn": finding.column,
+        "endLine": finding.end_line,
+        "endColumn": finding.end_column,
     }
 
 

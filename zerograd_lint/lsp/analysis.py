@@ -1,0 +1,42 @@
+"""One document, checked as the command line would check it: no pygls here, no I/O but the
+configuration.
+
+The configuration is the one `zerograd-lint` would use for the document's file: the nearest
+pyproject.toml with a `[tool.zerograd-lint]` table above it (its selection, per-file ignores,
+vocabulary and excludes). A document its `exclude`/`extend-exclude` patterns exclude is not
+checked, as with `--force-exclude`. The document is checked on its own: the other files of the
+project are not read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zerograd_lint.config import ConfigError, find_config
+from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection
+from zerograd_lint.findings import Finding
+from zerograd_lint.runner import Buffer, check_files
+
+
+@dataclass(frozen=True)
+class Outcome:
+    findings: list[Finding] = field(default_factory=list)
+    problem: str | None = None  # why the document could not be checked (a syntax error mid-edit, ...)
+    bad_configuration: bool = False  # the problem is the configuration, not the document
+
+
+def analyse(path: str, source: str) -> Outcome:
+    """The findings of `source`, checked as the file at `path` (which is not read)."""
+    try:
+        config = find_config([path])
+    except (ConfigError, OSError) as exc:
+        return Outcome(problem=str(exc), bad_configuration=True)
+    options = config.options
+    selection = FileSelection(config.root, tuple(options.get("exclude", DEFAULT_EXCLUDE)),
+                              tuple(options.get("extend_exclude", ())), respect_gitignore=False, force_exclude=True)
+    if selection.is_excluded(path):
+        return Outcome()
+    report = check_files([Buffer(path, source)], config.settings())
+    if report.errors:
+        return Outcome(problem=f"{report.errors[0].path}: {report.errors[0].reason}")
+    return Outcome(sorted(report.findings))

@@ -1,0 +1,48 @@
+"""Findings as LSP diagnostics.
+
+A finding's line and column are 1-based and its column counts code points; an LSP position is
+0-based in both, and its `character` counts in the encoding client and server agreed on: UTF-16
+code units unless the client offered another (pygls's `PositionCodec` knows which). A character
+outside the Basic Multilingual Plane (an emoji) is one code point but two UTF-16 units, so the
+column is converted from the line's own text, not shifted by one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
+from zerograd_lint.findings import Finding
+from zerograd_lint.report.context import level
+from zerograd_lint.report.sarif import help_uri
+
+SOURCE = "zerograd-lint"
+SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends of LSP (and of Python's tokenizer)
+
+
+def lines_of(text: str) -> list[str]:
+    return _LINE_BREAK.split(text)
+
+
+def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=types.Range(
+            start=_position(finding.line, finding.column, lines, codec),
+            end=_position(finding.end_line, finding.end_column, lines, codec),
+        ),
+        message=finding.message,
+        severity=SEVERITY[level(finding.code)],
+        code=finding.code,
+        code_description=types.CodeDescription(href=help_uri(finding.code)),
+        source=SOURCE,
+    )
+
+
+def _position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> types.Position:
+    """A 1-based line and code-point column as a 0-based position in the client's units."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return types.Position(line=line - 1, character=codec.client_num_units(text[: column - 1]))

@@ -1,0 +1,116 @@
+"""`zerograd-lint server`: diagnostics for Python documents, over stdio, with pygls 2.
+
+- open and save: the document is checked at once;
+- change: checked once no other change has come for `debounce` seconds (a burst of keystrokes
+  costs one analysis, of the last version);
+- close: its diagnostics are cleared.
+
+The analysis runs in one worker thread, so the event loop keeps answering while it runs, and a
+check still running when a newer version arrives is dropped, not published. A document that
+cannot be checked mid-edit (a syntax error) gets no diagnostics and a line in the client's log;
+the server goes on. A configuration error is shown to the user once per distinct message. Only
+Python documents are checked (language `python`, or a `.py`/`.pyi` file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from zerograd_lint import __version__
+from zerograd_lint.files import PYTHON_SUFFIXES
+from zerograd_lint.lsp.analysis import Outcome, analyse
+from zerograd_lint.lsp.diagnostics import diagnostic, lines_of
+
+NAME = "zerograd-lint"
+
+
+class ZerogradServer(LanguageServer):
+    def __init__(self, debounce: float) -> None:
+        super().__init__(NAME, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.debounce = debounce
+        self.analyst = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerograd-analysis")
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.shown: set[str] = set()  # configuration errors already shown to the user
+
+    def check_soon(self, uri: str, delay: float) -> None:
+        """Check the document after `delay` seconds, instead of any check still to come or running."""
+        self.forget(uri)
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
+
+    def forget(self, uri: str) -> None:
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    async def _check(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        document = self.workspace.get_text_document(uri)
+        if not _is_python(document.language_id, uri):
+            return
+        source, version = document.source, document.version
+        try:
+            outcome = await asyncio.get_running_loop().run_in_executor(self.analyst, analyse, _path(uri), source)
+        except Exception as exc:  # an internal error costs this check, not the server
+            outcome = Outcome(problem=f"internal error: {type(exc).__name__}: {exc}")
+        if self.pending.get(uri) is asyncio.current_task():
+            del self.pending[uri]
+        self._tell(outcome)
+        lines, codec = lines_of(source), self.workspace.position_codec
+        self.publish(uri, [diagnostic(f, lines, codec) for f in outcome.findings], version)
+
+    def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+    def _tell(self, outcome: Outcome) -> None:
+        if outcome.problem is None:
+            return
+        message = f"{NAME}: {outcome.problem}"
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message=message))
+        if outcome.bad_configuration and message not in self.shown:
+            self.shown.add(message)
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+
+
+def _is_python(language_id: str | None, uri: str) -> bool:
+    return language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
+
+
+def _path(uri: str) -> str:
+    """The file a document stands for; a document without one (`untitled:`) is taken to be in the
+    current folder, which is where its configuration is looked for."""
+    return to_fs_path(uri) or "untitled.py"
+
+
+def build(debounce: float) -> ZerogradServer:
+    server = ZerogradServer(debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: ZerogradServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: ZerogradServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri, ls.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: ZerogradServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: ZerogradServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.forget(params.text_document.uri)
+        ls.publish(params.text_document.uri, [], None)
+
+    return server
+
+
+def serve(debounce: float) -> None:
+    """Talk LSP over stdin and stdout until the client says exit."""
+    build(debounce).start_io()
