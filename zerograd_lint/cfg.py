@@ -49,6 +49,7 @@ class Site:
     line: int
     column: int  # 0-based
     text: str
+    subject: str = ""  # for a step or a clear: the code naming the optimizer (`self.optimizer`)
 
 
 @dataclass
@@ -263,7 +264,7 @@ class Builder:
         code = self.module.cst.code_for_node
         text = " ".join(code(node).split())
         if len(text) > 60 and isinstance(node, cst.Call):
-            text = code(node.func) + "(...)"
+            text = code(node.func) + ("(...)" if node.args else "()")
         return Site(self.module.path, pos.start.line, pos.start.column, text)
 
     def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters, path: str | None = None) -> Loop:
@@ -370,7 +371,10 @@ class Builder:
                 gate = self.gate
             elif self.synced is not None and any(self.resolver.prepared(k) for k in event.keys):
                 gate = self.synced
-        self.emit(EVENT, EventNode(event, gate, self.handlers > 0), self.site(node))
+        site = self.site(node)
+        if event.subject is not None:
+            site = dataclasses.replace(site, subject=self.module.cst.code_for_node(event.subject))
+        self.emit(EVENT, EventNode(event, gate, self.handlers > 0), site)
 
     def inline(self, action: ev.Inline) -> None:
         """A call of a project function that touches gradients: its body runs here.
@@ -441,7 +445,7 @@ class Builder:
                 self.expr(closure.body)
             else:
                 self.inline(closure)
-            self.event(ev.Event(ev.STEP, action.keys), call)
+            self.event(ev.Event(ev.STEP, action.keys, action.subject), call)
 
         first = len(self.graph.ops)
         self._loop_body(loop, body, infinite=True)

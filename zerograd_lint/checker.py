@@ -20,7 +20,7 @@ from zerograd_lint import rules, vocabulary, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder, TooComplex
 from zerograd_lint.events import Classifier
-from zerograd_lint.findings import Finding, SourceError
+from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.project import Project
 from zerograd_lint.scopes import Scope, dotted_name
@@ -229,4 +229,7 @@ def _finding(path: str, raw: rules.Raw) -> Finding:
         name=rule.name,
         end_line=raw.line,
         end_column=raw.column + 1 + raw.length,
+        related=tuple(
+            Related(role, site.path, site.line, site.column + 1, site.text, site.subject) for role, site in raw.related
+        ),
     )

@@ -53,6 +53,8 @@ _GRAD_OVERWRITING_METHODS = frozenset({"fill_", "copy_", "set_"})
 class Event:
     op: str
     keys: tuple[Key, ...] = ()
+    # the expression naming what is stepped or cleared (`self.optimizer`, `opt_d`): what a fix writes
+    subject: cst.BaseExpression | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class StepWithClosure:
 
     keys: tuple[Key, ...]
     closure: Union[Inline, cst.Lambda]
+    subject: cst.BaseExpression | None = None
 
 
 Action = Union[Event, Inline, StepWithClosure]
@@ -181,8 +184,8 @@ class Classifier:
             return self._step(call, keys, kind, frame)
         if method == "zero_grad":
             if kind in (OPTIMIZER, ENGINE):
-                return [Event(CLEAR, tuple(keys))]
-            return [Event(CLEAR_MODELS, tuple(keys))]
+                return [Event(CLEAR, tuple(keys), recv)]
+            return [Event(CLEAR_MODELS, tuple(keys), recv)]
         if method == "update_params" and kind == OPTIMIZER:
             return [Event(UPDATE, tuple(keys))]
         if method == "optimizer_step" and _positional(call):
@@ -226,7 +229,7 @@ class Classifier:
 
     def _step(self, call: cst.Call, keys: list[Key], kind: str | None, frame: Frame) -> list[Action]:
         if kind == ENGINE:
-            return [Event(STEP_CLEAR, tuple(keys))]
+            return [Event(STEP_CLEAR, tuple(keys), call.func.value)]
         args = _positional(call)
         if kind == SCALER or (kind is None and args and self.kind(self.resolver.keys(args[0], frame)) == OPTIMIZER):
             return self._keys_event(STEP, args[0], frame) if args else []
@@ -236,8 +239,8 @@ class Classifier:
         if closure is not None:
             found = self._closure(closure, frame)
             if found is not None:
-                return [StepWithClosure(tuple(keys), found)]
-        return [Event(STEP, tuple(keys))]
+                return [StepWithClosure(tuple(keys), found, call.func.value)]
+        return [Event(STEP, tuple(keys), call.func.value)]
 
     def _closure(self, expr: cst.BaseExpression, frame: Frame) -> Inline | cst.Lambda | None:
         """The closure handed to `step`: a lambda, a project function, or `functools.partial` of one."""
@@ -262,7 +265,7 @@ class Classifier:
 
     def _keys_event(self, op: str, expr: cst.BaseExpression, frame: Frame) -> list[Action]:
         keys = self.resolver.keys(expr, frame)
-        return [Event(op, tuple(keys))] if keys else []
+        return [Event(op, tuple(keys), expr)] if keys else []
 
     def _function_call(self, call: cst.Call, name: str, frame: Frame) -> list[Action]:
         r = self.resolver

@@ -24,6 +24,20 @@ class Fix:
     applicability: str = "unsafe"
 
 
+@dataclass(frozen=True)
+class Related:
+    """A call a finding is about: `role` is "step", "earlier step", "clear" or "backward". Its
+    position is 1-based; `subject` is the code naming the optimizer of a step or a clear
+    (`self.optimizer`), empty for others. It may be in another file than the finding."""
+
+    role: str
+    path: str
+    line: int
+    column: int
+    text: str
+    subject: str = ""
+
+
 @total_ordering
 @dataclass(frozen=True)
 class Finding:
@@ -43,6 +57,7 @@ class Finding:
     end_column: int = field(compare=False)
     fix: Fix | None = field(default=None, compare=False)
     cell: int | None = None
+    related: tuple[Related, ...] = field(default=(), compare=False)
 
     def _order(self) -> tuple[str, int, int, int, str, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code, self.message)

@@ -32,6 +32,7 @@ class Raw:
     length: int
     message: str
     loop: cfg.Loop | None
+    related: tuple[tuple[str, cfg.Site], ...] = ()  # (role, call)
 
 
 # ------------------------------------------------------------------------- judging
@@ -44,8 +45,8 @@ class Anchor(NamedTuple):
     length: int
     loop: cfg.Loop | None
 
-    def raw(self, code: str, message: str) -> Raw:
-        return Raw(self.path, code, self.line, self.column, self.length, message, self.loop)
+    def raw(self, code: str, message: str, related: tuple[tuple[str, cfg.Site], ...] = ()) -> Raw:
+        return Raw(self.path, code, self.line, self.column, self.length, message, self.loop, related)
 
 
 def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> Anchor:
@@ -82,7 +83,10 @@ def _judge(analysis: Analysis) -> list[Raw]:
         anchors = [_anchor(graph, step, tag.crossed) for tag in tags]
         anchor = max(anchors, key=lambda a: (a.loop is not None and _depth(graph, a.loop), a.line))
         why = _why_stale(analysis, key, anchor)
-        out.append(anchor.raw("ZG001", f"{_call(graph, step, anchor.path)} applies gradients an earlier step already applied: {why}"))
+        related = (("step", graph.sites[step]), ("earlier step", graph.sites[min(tags).node]))
+        related += tuple(("clear", graph.sites[c]) for c in analysis.nodes("clear", key))
+        message = f"{_call(graph, step, anchor.path)} applies gradients an earlier step already applied: {why}"
+        out.append(anchor.raw("ZG001", message, related))
 
     emptied: set[tuple[int, Key]] = set()
     for (step, key), discards in sorted(obs.empty_steps.items()):
@@ -90,10 +94,12 @@ def _judge(analysis: Analysis) -> list[Raw]:
             emptied.add((discard.clear, key))
             anchor = _anchor(graph, step, discard.crossed)
             here = anchor.path
+            related = (("clear", graph.sites[discard.clear]), ("backward", graph.sites[discard.backward]),
+                       ("step", graph.sites[step]))
             out.append(anchor.raw("ZG002", (
                 f"{_call(graph, discard.clear, here)} clears the gradients of {_call(graph, discard.backward, here)} "
                 f"before {_call(graph, step, here)} can apply them: clear before the backward or after the step"
-            )))
+            ), related))
 
     for (clear, key), tags in sorted(obs.fresh_clears.items()):
         if (clear, key) in emptied or (clear, key) not in obs.plain_clears or graph.args[clear].recovery:
@@ -103,10 +109,12 @@ def _judge(analysis: Analysis) -> list[Raw]:
         here = anchor.path
         steps = analysis.nodes("step", key)
         target = f" for {_call(graph, steps[0], here)}" if steps else ""
+        related = (("clear", graph.sites[clear]), ("backward", graph.sites[tag.node]))
+        related += tuple(("step", graph.sites[s]) for s in steps)
         out.append(anchor.raw("ZG003", (
             f"{_call(graph, clear, here)} discards gradients that {_call(graph, tag.node, here)} accumulated{target} "
             "before the step applies them: clear right after the step instead"
-        )))
+        ), related))
     return out
 
 
