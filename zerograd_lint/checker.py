@@ -147,6 +147,10 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
             if scope.kind == "class" or line not in found.roots:
                 continue
             callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
+            if scope.enclosing_class() is not None:  # parse where its subclasses may be
+                for other, found_other in surveys.items():
+                    if scope.enclosing_class().name in found_other.bases:
+                        resolver.load(project.modules[other])
             for cls in _classes_of(scope, resolver):
                 try:
                     graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=cls), callback)

@@ -51,6 +51,7 @@ class Function:
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
     objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
+    loops: bool = False  # holds a `for` or `while` of its own (findings are reported at loops)
 
 
 @dataclass
@@ -64,6 +65,8 @@ class ModuleSurvey:
     # `Engine(make_update(...))` names `make_update`, whose nested functions are such callbacks
     callbacks: set[str] = field(default_factory=set)
     callback_factories: set[str] = field(default_factory=set)
+    nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
+    bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
 
 
 @dataclass(frozen=True)
@@ -90,12 +93,18 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             survey.functions[node.lineno] = Function()
+            if owner != MODULE:
+                survey.nested[node.lineno] = owner
             named = survey.methods_named if in_class else survey.functions_named
             named.setdefault(node.name, []).append(node.lineno)
             owner = node.lineno
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             survey.imports.update(_origins(node))
+        elif isinstance(node, ast.ClassDef):
+            survey.bases.update(b for b in map(_last, node.bases) if b)
         else:
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                survey.functions[owner].loops = True
             words.note(node, survey.functions[owner])
         body_of_class = isinstance(node, ast.ClassDef)
         stack.extend((child, owner, body_of_class, depth + 1) for child in ast.iter_child_nodes(node))
@@ -190,9 +199,21 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             new = {where for where, callees in calls.items() if where not in flags and callees & flags}
             flags |= new
             grown = bool(new)
+    callbacks = {n for m in modules.values() for n in m.callbacks} | {"training_step"}
+    factories = {n for m in modules.values() for n in m.callback_factories}
     out = {}
     for path, module in modules.items():
         followed = frozenset(l for p, l in accumulates | touches if p == path)
         worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
-        out[path] = Survey(frozenset(l for p, l in accumulates & touches if p == path), followed, worth)
+        looping = {line for line, f in module.functions.items() if f.loops}
+        looping |= {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
+        looping |= {l for name in factories for l in _nested_in(module, name)}
+        roots = frozenset(l for p, l in accumulates & touches if p == path and l in looping)
+        out[path] = Survey(roots, followed, worth)
     return out
+
+
+def _nested_in(module: ModuleSurvey, name: str) -> list[int]:
+    """`def` lines of the functions nested in the functions called `name` (a callback factory)."""
+    outer = module.functions_named.get(name, []) + module.methods_named.get(name, [])
+    return [line for line in module.nested if module.nested[line] in outer]
