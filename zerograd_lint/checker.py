@@ -24,11 +24,11 @@ from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.project import Project
 from zerograd_lint.scopes import Scope, dotted_name
+from zerograd_lint.select import select
+from zerograd_lint.sparse import sparse_text
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, Unparsable, connect, survey_module
 
-# A module can take part in a finding only if it mentions one of these (or a project's own words).
-_RELEVANT = re.compile(r"backward|zero_grad|step|\.grad\b|optim|update_params")
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -86,13 +86,6 @@ def _decode(source: str | bytes, path: str) -> str:
         raise SourceError(path, f"cannot decode: {exc}") from None
 
 
-def _takes_part(text: str, words: Vocabulary) -> bool:
-    if _other_framework(text):
-        return False
-    extra = (*words.backwards, *words.clears, *words.steps, *words.optimizers)
-    return bool(_RELEVANT.search(text)) or any(word in text for word in extra)
-
-
 def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch)."""
     imported = set(_IMPORTS.findall(text))
@@ -101,10 +94,10 @@ def _other_framework(text: str) -> bool:
 
 def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError]) -> list[rules.Raw]:
     surveys = {}
-    for path, text in texts.items():
-        if _takes_part(text, words):
+    for path in sorted(select(texts, words)):
+        if not _other_framework(texts[path]):
             try:
-                surveys[path] = survey_module(text, words)
+                surveys[path] = survey_module(texts[path], words)
             except Unparsable as exc:
                 errors[path] = SourceError(path, exc.reason)
     project = Project()
@@ -113,6 +106,10 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
     connected = connect(surveys, _imports(project, surveys))
     if not any(s.roots for s in connected.values()):
         return []
+    for path, found in connected.items():  # LibCST gets only what can matter
+        tree = surveys[path].tree
+        project.modules[path].text = sparse_text(texts[path], tree, found.roots | found.followed, MODULE in found.roots)
+        surveys[path].tree = None
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
         bool(connected[module.path].followed) if name is None else name in connected[module.path].worth

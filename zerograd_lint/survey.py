@@ -2,9 +2,10 @@
 
 `ast.parse` is about twelve times faster than LibCST's parser and, unlike it, fails cleanly on
 pathological nesting. This pass refuses what cannot be parsed, and finds which functions can
-matter: a function (or a module body) can hold a finding only if it, or a function of the
-project it calls, both accumulates (`backward`) and touches an optimizer or `.grad`. Only those
-are analysed, and only functions that touch gradients at all are followed into at call sites.
+matter: a function (or a module body) can hold a finding only if it holds a loop (or is a
+per-batch callback) and it, or a function of the project it calls, both accumulates (`backward`)
+and steps (an optimizer's step, or a hand-written update from `.grad`). Only those are analysed,
+and only functions that touch gradients at all are followed into at call sites.
 
 Calls are matched by name, generously but not blindly: `f(...)` reaches the functions named `f`
 of its own module and of the modules it imports; `x.m(...)` reaches the methods named `m` of
@@ -47,7 +48,8 @@ class Function:
     """What one function (or a module body) does by itself, before following its calls."""
 
     accumulates: bool = False
-    touches: bool = False
+    touches: bool = False  # steps, clears, or reads `.grad`
+    steps: bool = False  # an optimizer step or a hand-written update: what every finding needs
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
     objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
@@ -67,6 +69,7 @@ class ModuleSurvey:
     callback_factories: set[str] = field(default_factory=set)
     nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
+    tree: ast.Module | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     except (RecursionError, MemoryError, ValueError) as exc:
         raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
-    survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())
+    survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set(), tree=tree)
     words.survey = survey
     stack: list[tuple[ast.AST, int, bool, int]] = [(tree, MODULE, False, 0)]  # node, owner, in a class body
     while stack:
@@ -133,8 +136,11 @@ class _Words:
         self.touching = _TOUCHING | set(vocabulary.clears) | set(vocabulary.steps)
         self.plain_accumulating = {"backward"} | set(vocabulary.backwards)
         self.plain_touching = own & self.touching
+        self.stepping = _STEPPING | set(vocabulary.steps)
 
     def note(self, node: ast.AST, function: Function) -> None:
+        if _is_step(node, self.stepping):
+            function.steps = function.touches = True
         if isinstance(node, ast.Call):
             callee = _last(node.func)
             if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
@@ -160,6 +166,28 @@ class _Words:
                 function.attributes.add(node.func.attr)
             function.names.update(a.id for a in node.args if isinstance(a, ast.Name))
             function.names.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+
+
+_STEPPING = frozenset({"step", "optimizer_step", "update_params"})
+_UPDATING = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
+
+
+def _is_step(node: ast.AST, stepping) -> bool:
+    """`opt.step()`, `scaler.step(opt)`, or a hand-written update reading `.grad` into a tensor."""
+    if isinstance(node, ast.Call):
+        callee = _last(node.func)
+        if callee in stepping:
+            return True
+        return callee in _UPDATING and any(_reads_grad(a) for a in node.args)
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)):
+        return _reads_grad(node.value)
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "data" for t in node.targets):
+        return _reads_grad(node.value)
+    return False
+
+
+def _reads_grad(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
 
 
 def _last(func: ast.AST) -> str | None:
@@ -193,7 +221,8 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             calls[(path, line)] = callees
     accumulates = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}
     touches = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}
-    for flags in (accumulates, touches):
+    steps = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.steps}
+    for flags in (accumulates, touches, steps):
         grown = True
         while grown:
             new = {where for where, callees in calls.items() if where not in flags and callees & flags}
@@ -208,7 +237,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         looping = {line for line, f in module.functions.items() if f.loops}
         looping |= {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
         looping |= {l for name in factories for l in _nested_in(module, name)}
-        roots = frozenset(l for p, l in accumulates & touches if p == path and l in looping)
+        roots = frozenset(l for p, l in accumulates & steps if p == path and l in looping)
         out[path] = Survey(roots, followed, worth)
     return out
 
