@@ -53,7 +53,8 @@ class Function:
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
     objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
-    loops: bool = False  # holds a `for` or `while` of its own (findings are reported at loops)
+    # what happens inside its own `for` and `while` loops (findings are reported at loops)
+    in_loops: Function | None = None
 
 
 @dataclass
@@ -89,9 +90,10 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     words = _Words(vocabulary)
     survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set(), tree=tree)
     words.survey = survey
-    stack: list[tuple[ast.AST, int, bool, int]] = [(tree, MODULE, False, 0)]  # node, owner, in a class body
+    # node, owner, in a class body, in a loop of the owner, depth
+    stack: list[tuple[ast.AST, int, bool, bool, int]] = [(tree, MODULE, False, False, 0)]
     while stack:
-        node, owner, in_class, depth = stack.pop()
+        node, owner, in_class, in_loop, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -100,17 +102,22 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
                 survey.nested[node.lineno] = owner
             named = survey.methods_named if in_class else survey.functions_named
             named.setdefault(node.name, []).append(node.lineno)
-            owner = node.lineno
+            owner, in_loop = node.lineno, False
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             survey.imports.update(_origins(node))
         elif isinstance(node, ast.ClassDef):
             survey.bases.update(b for b in map(_last, node.bases) if b)
         else:
+            function = survey.functions[owner]
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                survey.functions[owner].loops = True
-            words.note(node, survey.functions[owner])
+                in_loop = True
+                if function.in_loops is None:
+                    function.in_loops = Function()
+            words.note(node, function)
+            if in_loop:
+                words.note(node, function.in_loops)
         body_of_class = isinstance(node, ast.ClassDef)
-        stack.extend((child, owner, body_of_class, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, owner, body_of_class, in_loop, depth + 1) for child in ast.iter_child_nodes(node))
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             survey.top[statement.name] = [
@@ -202,23 +209,14 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         for target in targets:
             importers.setdefault(target, set()).add(path)
     calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    loop_calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
     for path, module in modules.items():
         near = {path} | imports.get(path, set())
         around = near | importers.get(path, set())
         for line, function in module.functions.items():
-            callees = set()
-            for other in near:
-                found = modules[other]
-                for name in function.names:
-                    callees.update((other, l) for l in found.functions_named.get(name, ()))
-                for name in function.attributes:
-                    callees.update((other, l) for l in found.functions_named.get(name, ()))
-            methods = function.attributes | ({"__call__"} if function.objects_called else set())
-            for other in around:
-                found = modules[other]
-                for name in methods:
-                    callees.update((other, l) for l in found.methods_named.get(name, ()))
-            calls[(path, line)] = callees
+            calls[(path, line)] = _callees(function, modules, near, around)
+            if function.in_loops is not None:
+                loop_calls[(path, line)] = _callees(function.in_loops, modules, near, around)
     accumulates = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}
     touches = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}
     steps = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.steps}
@@ -234,12 +232,31 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
     for path, module in modules.items():
         followed = frozenset(l for p, l in accumulates | touches if p == path)
         worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
-        looping = {line for line, f in module.functions.items() if f.loops}
-        looping |= {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
-        looping |= {l for name in factories for l in _nested_in(module, name)}
-        roots = frozenset(l for p, l in accumulates & steps if p == path and l in looping)
-        out[path] = Survey(roots, followed, worth)
+        per_batch = {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
+        per_batch |= {l for name in factories for l in _nested_in(module, name)}
+        roots = {l for p, l in accumulates & steps if p == path and l in per_batch}
+        for line, function in module.functions.items():
+            loop = function.in_loops
+            if loop is not None:
+                reached = loop_calls[(path, line)]
+                if (loop.accumulates or reached & accumulates) and (loop.steps or reached & steps):
+                    roots.add(line)
+        out[path] = Survey(frozenset(roots), followed, worth)
     return out
+
+
+def _callees(function: Function, modules: Mapping[str, ModuleSurvey], near: set[str], around: set[str]) -> set[tuple[str, int]]:
+    callees: set[tuple[str, int]] = set()
+    for other in near:
+        found = modules[other]
+        for name in function.names | function.attributes:
+            callees.update((other, l) for l in found.functions_named.get(name, ()))
+    methods = function.attributes | ({"__call__"} if function.objects_called else set())
+    for other in around:
+        found = modules[other]
+        for name in methods:
+            callees.update((other, l) for l in found.methods_named.get(name, ()))
+    return callees
 
 
 def _nested_in(module: ModuleSurvey, name: str) -> list[int]:
