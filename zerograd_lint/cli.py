@@ -19,7 +19,13 @@ named `server` is checked as `zerograd-lint ./server` or `zerograd-lint check se
 Standard input: `-` among PATHS reads one source from stdin, reported under `--stdin-filename`
 (or `-`); that name also takes the place of `-` in the search for pyproject.toml, and with
 `--force-exclude` an excluded name means nothing is checked (what editors and pre-commit want).
-Nothing is ever written but the `--output-file`.
+
+Fixing (`zerograd_lint.fix`), only when asked: `--fix` rewrites the files it checked from disk
+(notebooks never), atomically, then reports what remains (exit 1 if anything does); for stdin it
+prints the fixed source on stdout, and the findings go to stderr, as ruff does. `--diff` prints
+the fixes as a unified diff and writes nothing (exit 1 if there is a diff). Fixes are not
+configurable in pyproject.toml: they change what a model trains on, so each run asks for them.
+Nothing else is ever written but the `--output-file`.
 
 `--explain CODE` (eager, before any configuration is read) prints the rule's page and exits 0.
 `server` imports the language server, and pygls with it, only when it runs.
@@ -41,12 +47,13 @@ from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
 from zerograd_lint.explain import rule_page
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, repository_root
-from zerograd_lint.findings import SourceError
+from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report import FORMATS
+from zerograd_lint.report.concise import position
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
-from zerograd_lint.report.summary import summary
-from zerograd_lint.runner import Buffer, check_files
+from zerograd_lint.report.summary import fix_summary, summary
+from zerograd_lint.runner import Buffer, Report, check_files, fix_files
 from zerograd_lint.settings import Selection, Settings, unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -198,6 +205,12 @@ def main() -> None:
               help="Write the findings (or statistics) to FILE instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+# Fixes
+@click.option("--fix", is_flag=True,
+              help="Fix what can be fixed in the files checked (each clear put right after its step), then report "
+                   "what remains. Unsafe: it changes what the model trains on. With -, print the fixed source.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as a unified diff instead of writing them; exit 1 if there is a diff.")
 @click.option("--color/--no-color", default=None,
               help="Colour the findings. Default: on a terminal only, unless NO_COLOR or FORCE_COLOR is set.")
 @click.option("-q", "--quiet", count=True, help="Print the findings and errors only; -qq is --silent.")
@@ -212,13 +225,17 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, exit_zero: bool, color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
+          statistics: bool, exit_zero: bool, fix: bool, diff: bool, color: bool | None, quiet: int, silent: bool,
+          verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
     PATHS are files or folders (default: the current directory); - reads one file from stdin.
     Folders are searched for *.py, *.pyi and Jupyter notebooks (*.ipynb); files named here are
     checked whatever their name. Options not given here are read from [tool.zerograd-lint] in the
     nearest pyproject.toml above the PATHS.
+
+    `--fix` rewrites the files to put each clear right after its step, where that needs no judgement;
+    `--diff` shows those edits without making them.
 
     `zerograd-lint server` starts the language server instead (pip install 'zerograd-lint[lsp]').
     """
@@ -229,6 +246,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         raise click.UsageError(f"--statistics prints counts as {', '.join(STATISTICS)}, not {output_format}")
     if stdin_filename is not None and STDIN not in paths:
         raise click.UsageError("--stdin-filename names what - reads: put - among PATHS")
+    if diff and statistics:
+        raise click.UsageError("--diff prints the fixes, not statistics")
 
     files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
     settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
@@ -241,26 +260,86 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
-    report = check_files(to_check, settings)
+    report = (fix_files if fix or diff else check_files)(to_check, settings)
     report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
+    fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source
+    unwritten = _write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0
 
     findings = sorted(report.findings)
-    if statistics:
+    if diff:
+        text = _diffs(report)
+    elif statistics:
         text = STATISTICS[output_format](findings)
     else:
         text = FORMATS[output_format](findings, Context(repository_root(config.root), styled=output_file is None))
     if output_file is not None:
         _write(output_file, text)
     elif level > SILENT:
-        click.echo(text, nl=False, color=_colour(color, os.environ))
+        click.echo(text, nl=False, color=_colour(color, os.environ), err=fixed_stdin)
+    if fixed_stdin:
+        _print_stdin_fixed(report, buffer)
     if level > SILENT:
         for error in report.errors:
             click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
     if level >= NORMAL:
-        click.echo(summary(report.files, findings, len(report.errors)), err=True)
+        _close(report, findings, diff, unwritten)
     if report.errors:
         ctx.exit(EXIT_ERROR)
-    ctx.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+    failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings)
+    ctx.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
+
+
+def _close(report: Report, findings: list[Finding], diff: bool, unwritten: int) -> None:
+    """On stderr: why each finding not fixed was not (when fixing), then the summary."""
+    if report.fixes is None:
+        click.echo(summary(report.files, findings, len(report.errors)), err=True)
+        return
+    for declined in report.fixes.declined:
+        where = f"{declined.finding.path}:{position(declined.finding)}"
+        click.echo(f"{where}: {declined.finding.code} not fixed: {declined.reason}", err=True)
+    checked = len(report.errors) - unwritten
+    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten), err=True)
+
+
+def _write_fixes(report: Report, on_disk: set[str]) -> int:
+    """Write each fixed file that was read from disk; one that cannot be is reported as it was, and
+    counted."""
+    from zerograd_lint.fix.output import NotWritten, write_atomically
+
+    assert report.fixes is not None
+    unwritten = 0
+    for path, (original, fixed) in sorted(report.fixes.changed.items()):
+        if path not in on_disk:
+            continue  # the text of stdin, printed instead
+        try:
+            write_atomically(path, original, fixed)
+        except NotWritten as exc:
+            report.errors.append(SourceError(path, f"cannot write the fixes: {exc}"))
+            report.undo_fixes(path)
+            unwritten += 1
+    return unwritten
+
+
+def _diffs(report: Report) -> str:
+    from zerograd_lint.fix.output import unified_diff
+
+    assert report.fixes is not None
+    changed = sorted(report.fixes.changed.items())
+    return "".join(unified_diff(path, original, fixed) for path, (original, fixed) in changed)
+
+
+def _print_stdin_fixed(report: Report, buffer: Buffer | None) -> None:
+    """The text of stdin, fixed: what an editor puts in place of its buffer. Unchanged when the
+    file it stands for is excluded, or cannot be fixed."""
+    if buffer is None:  # excluded: stdin was not read
+        content = _read_stdin()
+    else:
+        assert report.fixes is not None
+        content = report.fixes.changed.get(buffer.path, (buffer.content, buffer.content))[1]
+    data = content.encode() if isinstance(content, str) else content
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)  # the bytes as they were read: the same encoding and line breaks
+    sys.stdout.buffer.flush()
 
 
 @main.command("server", context_settings=CONTEXT_SETTINGS,
@@ -289,10 +368,14 @@ def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:
     """What stdin holds, unless --force-exclude excludes the file it stands for."""
     if stdin_filename is not None and files.force_exclude and files.is_excluded(stdin_filename):
         return None
+    return Buffer(stdin_filename or STDIN, _read_stdin())
+
+
+def _read_stdin() -> bytes:
     if sys.stdin is None:  # a process started without standard input
         raise Failure("- reads standard input, and this process has none")
     content = getattr(sys.stdin, "buffer", sys.stdin).read()
-    return Buffer(stdin_filename or STDIN, content.encode() if isinstance(content, str) else content)
+    return content.encode() if isinstance(content, str) else content
 
 
 def _same_path(one: str, other: str) -> bool:

@@ -3,17 +3,28 @@
 Every source of a run goes to the core in one `check_project` call, so a loop in one file that
 calls a training step in another is followed. A notebook goes in as the Python of its code cells
 (`zerograd_lint.notebook`) and its findings come back placed in their cells.
+
+`fix_files` then fixes the reported findings where they can be (`zerograd_lint.fix`, which
+checks the fixed project again, in one call too); its report holds the findings of the sources
+as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks are not fixed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from zerograd_lint.files import Missing, discover, read_source
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.settings import Settings
+
+if TYPE_CHECKING:
+    from zerograd_lint.checker import Result
+    from zerograd_lint.fix import Fixes
+
+NOTEBOOKS_ARE_NOT_FIXED = "notebooks are not fixed"
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,15 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
     files: int = 0
+    fixes: Fixes | None = None  # with `fix`: the fixed texts, the fixed findings, the declined ones and why
+    unfixed: list[Finding] = field(default_factory=list)  # with `fix`: the findings before fixing
+
+    def undo_fixes(self, path: str) -> None:
+        """Report `path` as it was before fixing (its fixed text could not be written)."""
+        assert self.fixes is not None
+        self.findings = [f for f in self.findings if f.path != path] + [f for f in self.unfixed if f.path == path]
+        self.fixes.changed.pop(path, None)
+        self.fixes.fixed = [f for f in self.fixes.fixed if f.path != path]
 
 
 def check_paths(paths: Iterable[str], settings: Settings = Settings()) -> Report:
@@ -49,6 +69,16 @@ def check_paths(paths: Iterable[str], settings: Settings = Settings()) -> Report
 def check_files(files: Iterable[str | Buffer], settings: Settings = Settings()) -> Report:
     """Check these files (already discovered; a `Buffer` stands for a file whose text is given)
     as one project. Unreadable or unparsable files become errors."""
+    return _run(files, settings, fix=False)
+
+
+def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings()) -> Report:
+    """`check_files`, then fix what can be fixed: the report holds the findings of the sources as
+    fixed, `Report.fixes` the fixed texts and what was declined. Nothing is written."""
+    return _run(files, settings, fix=True)
+
+
+def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool) -> Report:
     from zerograd_lint.checker import check_project
 
     report = Report()
@@ -75,13 +105,49 @@ def check_files(files: Iterable[str | Buffer], settings: Settings = Settings()) 
         results = [check_project(sources, settings.vocabulary)]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
         results = [_check_alone(path, source, settings) for path, source in sources.items()]
+    if fix:
+        report.unfixed = _reported(results, notebooks, settings)
+        report.fixes = _fix(sources, results, notebooks, settings)
+        results = [report.fixes.result]
     for result in results:
         for path, error in result.errors.items():
             report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
+    report.findings.extend(_reported(results, notebooks, settings))
+    return report
+
+
+def _reported(results: list[Result], notebooks: dict[str, Index], settings: Settings) -> list[Finding]:
+    """The findings the settings report, placed in their cells for a notebook."""
+    reported = []
+    for result in results:
         for path, found in result.findings.items():
             placed = [notebooks[path].place(f) for f in found] if path in notebooks else found
-            report.findings.extend(f for f in placed if settings.reports(path, f.code))
-    return report
+            reported.extend(f for f in placed if settings.reports(path, f.code))
+    return reported
+
+
+def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict[str, Index],
+         settings: Settings) -> Fixes:
+    from zerograd_lint.checker import Result, check_project
+    from zerograd_lint.fix import Declined, Fixes, fix_project
+
+    if len(results) != 1:  # the project could not be checked as one: a fixed one could not be checked again
+        reason = "the project could not be analysed as a whole (an internal error), so nothing is fixed"
+        return Fixes(
+            declined=[Declined(f, reason) for f in _reported(results, notebooks, settings)],
+            result=Result(findings={p: f for r in results for p, f in r.findings.items()},
+                          errors={p: e for r in results for p, e in r.errors.items()}),
+        )
+    fixes = fix_project(
+        sources, results[0], lambda fixed: check_project(fixed, settings.vocabulary),
+        wanted=lambda finding: settings.reports(finding.path, finding.code),
+        vocabulary=settings.vocabulary, not_fixed=dict.fromkeys(notebooks, NOTEBOOKS_ARE_NOT_FIXED),
+    )
+    fixes.declined = [
+        replace(d, finding=notebooks[d.finding.path].place(d.finding)) if d.finding.path in notebooks else d
+        for d in fixes.declined
+    ]
+    return fixes
 
 
 def _check_alone(path: str, source: str | bytes, settings: Settings):

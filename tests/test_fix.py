@@ -1,0 +1,343 @@
+"""The autofix through its API: before/after pairs, what it declines and why, idempotence, and the
+checks that stop an edit which does not hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_fixtures import expectations
+
+from zerograd_lint import check_source
+from zerograd_lint.checker import Result, check_project
+from zerograd_lint.findings import Edit, Finding
+from zerograd_lint.fix import fix_project, fix_source, pipeline
+from zerograd_lint.fix.plan import Operation
+from zerograd_lint.fix.rewrite import Shift, lines_of
+from zerograd_lint.settings import Vocabulary
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PAIRS = sorted(p for p in (FIXTURES / "fixes").iterdir() if p.is_dir())
+SINGLE_FILES = sorted(
+    p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] not in ("projects", "fixes")
+)
+PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
+
+
+def crlf(data: bytes) -> bytes:
+    return re.sub(rb"\r?\n", b"\r\n", data)
+
+
+def tabs(data: bytes) -> bytes:
+    return re.sub(rb"(?m)^((?:    )+)", lambda m: b"\t" * (len(m.group(1)) // 4), data)
+
+
+def bom(data: bytes) -> bytes:
+    return b"\xef\xbb\xbf" + data
+
+
+def latin1(data: bytes) -> bytes:
+    """The file in Latin-1, with characters that UTF-8 would write otherwise."""
+    newline = b"\r\n" if b"\r\n" in data else b"\n"
+    return "# -*- coding: latin-1 -*-".encode() + newline + "# « déjà vu »".encode("latin-1") + newline + data
+
+
+VARIANTS = {"as-is": lambda data: data, "crlf": crlf, "tabs": tabs, "bom": bom, "latin-1": latin1}
+PAIR_VARIANTS = [(pair, name) for pair in PAIRS for name in VARIANTS]
+
+
+def fixed(source: bytes, path: str = "train.py", vocabulary: Vocabulary = Vocabulary()) -> bytes:
+    out, _ = fix_source(source, path, vocabulary)
+    assert isinstance(out, bytes)
+    return out
+
+
+def apply(text: str, edits: tuple[Edit, ...]) -> str:
+    """Apply edits (1-based positions of `text`, sorted and apart) from the last to the first."""
+    lines = lines_of(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        row, column = position
+        return starts[row - 1] + column - 1 if row <= len(lines) else len(text)
+
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[: offset(edit.start)] + edit.content + text[offset(edit.end):]
+    return text
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
+def test_before_has_the_findings_it_expects_and_after_none(pair: Path) -> None:
+    before = (pair / "before.py").read_bytes()
+    expected, _ = expectations(before.decode())
+    assert expected and {(f.line, f.code) for f in check_source(before, "before.py")} == expected
+    assert check_source((pair / "after.py").read_bytes(), "after.py") == []
+
+
+@pytest.mark.parametrize(("pair", "variant"), PAIR_VARIANTS, ids=[f"{p.name}-{v}" for p, v in PAIR_VARIANTS])
+def test_fix_turns_before_into_after(pair: Path, variant: str) -> None:
+    change = VARIANTS[variant]
+    assert fixed(change((pair / "before.py").read_bytes())) == change((pair / "after.py").read_bytes())
+
+
+def test_the_pairs_cover_every_shape() -> None:
+    names = {p.name for p in PAIRS}
+    assert {"crlf", "tabs", "two_loops", "move_with_comments", "insert_nested_blocks"} <= names
+    assert b"\r\n" in (FIXTURES / "fixes" / "crlf" / "after.py").read_bytes()
+    assert b"\n\t\t" in (FIXTURES / "fixes" / "tabs" / "after.py").read_bytes()
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
+def test_each_fix_carries_edits_that_make_it(pair: Path) -> None:
+    before = (pair / "before.py").read_bytes()
+    _, fixes = fix_source(before, "before.py")
+    assert fixes.fixed and not fixes.declined
+    text = before.decode()
+    for finding in fixes.fixed:
+        assert finding.fix is not None and finding.fix.applicability == "unsafe"
+        assert finding.fix.message.startswith(("Insert `", "Move `"))
+        assert finding.as_dict()["fix"]["applicability"] == "unsafe"
+    if len(fixes.fixed) == 1:
+        [finding] = fixes.fixed
+        after = (pair / "after.py").read_bytes().decode()
+        assert apply(text, finding.fix.edits) == after
+
+
+@pytest.mark.parametrize("path", SINGLE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_second_fix_changes_nothing(path: Path) -> None:
+    once = fixed(path.read_bytes(), str(path))
+    again, fixes = fix_source(once, str(path))
+    assert again == once and fixes.fixed == [] and fixes.changed == {}
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_a_second_fix_of_a_project_changes_nothing(project: Path) -> None:
+    sources: dict[str, str | bytes] = {str(f): f.read_bytes() for f in sorted(project.rglob("*.py"))}
+    first = fix_project(sources, check_project(sources), check_project)
+    once = {**sources, **{path: new for path, (_, new) in first.changed.items()}}
+    second = fix_project(once, check_project(once), check_project)
+    assert second.changed == {} and second.fixed == []
+
+
+def test_a_project_fix_declines_a_step_in_another_file() -> None:
+    project = FIXTURES / "projects" / "zg001_step_in_engine"
+    sources: dict[str, str | bytes] = {str(f): f.read_bytes() for f in sorted(project.glob("*.py"))}
+    fixes = fix_project(sources, check_project(sources), check_project)
+    assert fixes.changed == {}
+    [declined] = fixes.declined
+    assert re.fullmatch(r"the step is in `\w+\(\)` \(engine\.py line \d+\)", declined.reason)
+
+
+HEADER = "import torch\nmodel = torch.nn.Linear(3, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+DECLINED = {
+    "step in a helper": (
+        HEADER + "def train_step(x):\n    model(x).sum().backward()\n    optimizer.step()\nfor x in []:\n"
+                 "    train_step(x)\n",
+        "the step is in `train_step()` (line 6)"),
+    "step outside the loop": (
+        HEADER + "for epoch in range(2):\n    for x in []:\n        optimizer.zero_grad()\n"
+                 "        model(x).sum().backward()\n    optimizer.step()\n",
+        "the step is `optimizer.step()` (line 8), outside the loop at line 5"),
+    "update by hand": (
+        "import torch\nw = torch.zeros(3, requires_grad=True)\nfor x in []:\n    (w * x).sum().backward()\n"
+        "    with torch.no_grad():\n        w -= 0.1 * w.grad\n",
+        "is an update by hand"),
+    "closure": (
+        HEADER + "def closure():\n    loss = model(torch.ones(3)).sum()\n    loss.backward()\n    return loss\n"
+                 "for _ in range(3):\n    optimizer.step(closure)\n",
+        "evaluates a closure"),
+    "optimizer reached through a call": (
+        HEADER + "optimizers = [optimizer]\nfor x in []:\n    model(x).sum().backward()\n"
+                 "    optimizers[len(optimizers) - 1].step()\n",
+        "the optimizer is reached through a call"),
+    "two different steps": (
+        HEADER + "for x in []:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n"
+                 "    optimizer.step()\n",
+        "applies what another step applied"),
+    "statements sharing a line": (
+        HEADER + "for x in []:\n    model(x).sum().backward(); optimizer.step()\n",
+        "shares its line with other statements"),
+    "step on the line of its block's header": (
+        HEADER + "for x in []:\n    model(x).sum().backward()\n    if x is not None: optimizer.step()\n",
+        "is on the line of its block's header"),
+    "step in a compound statement's header": (
+        HEADER + "for x in []:\n    model(x).sum().backward()\n    if optimizer.step() is None:\n        pass\n",
+        "is in the header of a compound statement"),
+    "clear over the parameters": (
+        HEADER + "for x in []:\n    model(x).sum().backward()\n    for p in model.parameters():\n"
+                 "        p.grad = None\n    optimizer.step()\n",
+        "the clear is inside the loop at line 6 and the step is not"),
+    "clear alone in its block": (
+        HEADER + "for i, x in enumerate([]):\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"
+                 "    if i % 2:\n        optimizer.zero_grad()\n    optimizer.step()\n",
+        "is the only statement of its block"),
+    "clear part of a larger statement": (
+        HEADER + "for x in []:\n    model(x).sum().backward()\n    done = optimizer.zero_grad() or True\n"
+                 "    optimizer.step()\n",
+        "is part of a larger statement"),
+    "one clear for two steps": (
+        "import torch\nmodel = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1))\n"
+        "opt_a = torch.optim.SGD(model[0].parameters(), lr=0.1)\n"
+        "opt_b = torch.optim.SGD(model[1].parameters(), lr=0.1)\n"
+        "for x in []:\n    model(x).sum().backward()\n    model.zero_grad()\n    opt_a.step()\n    opt_b.step()\n",
+        "would have to follow two steps (lines 8 and 9)"),
+    "clear outside a gating `with` block": (
+        HEADER + "for x in []:\n    optimizer.zero_grad()\n    with accelerator.accumulate(model):\n"
+                 "        model(x).sum().backward()\n        optimizer.step()\n",
+        "the step is inside the `with` block at line 6 and the clear is not"),
+    "clear already right after the step": (
+        (FIXTURES / "ZG003" / "accelerate_model_zero_grad.py").read_text(),
+        "the clear `model.zero_grad()` (line 13) already follows `optimizer.step()` (line 12)"),
+    "finding still there after the edit": (
+        (FIXTURES / "ZG003" / "accelerate_model_zero_grad_top.py").read_text(),
+        "the linter still reports it after the edit"),
+    "unused marker": (
+        HEADER + "for x in []:  # noqa: ZG002\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"
+                 "    optimizer.step()\n",
+        "an unused marker is not removed by --fix"),
+}
+
+
+@pytest.mark.parametrize("case", DECLINED)
+def test_what_needs_a_judgement_is_declined_with_the_reason(case: str) -> None:
+    source, reason = DECLINED[case]
+    out, fixes = fix_source(source, "train.py")
+    assert out == source and fixes.fixed == [] and fixes.changed == {}
+    assert fixes.declined and all(reason in d.reason for d in fixes.declined), [d.reason for d in fixes.declined]
+
+
+@pytest.mark.parametrize("code", ["ZG001", "ZG002", "ZG003"])
+def test_the_fix_of_each_rule_pages_example_is_quiet(code: str) -> None:
+    from test_rule_pages import blocks, page, sections
+
+    [example] = blocks(sections(page(code))["Example"], "python")
+    out, fixes = fix_source(example, "train.py")
+    assert len(fixes.fixed) == 1 and check_source(out, "train.py") == []
+
+
+def test_an_optimizer_known_by_vocabulary_only_is_not_cleared() -> None:
+    source = ("model = make_model()\nlearner = make_learner(model)\nfor x in []:\n    model(x).sum().backward()\n"
+              "    learner.step()\n")
+    out, fixes = fix_source(source, "train.py", Vocabulary(optimizers=("learner",)))
+    assert out == source
+    assert [d.reason for d in fixes.declined] == [
+        "`learner` is an optimizer by the project's vocabulary, which does not say it has `zero_grad()`"]
+
+
+def test_a_file_without_a_final_line_break_gets_one_where_the_clear_goes() -> None:
+    source = HEADER + "for x in []:\n    model(x).sum().backward()\n    optimizer.step()"
+    out, fixes = fix_source(source, "train.py")
+    assert out == source + "\n    optimizer.zero_grad()"
+    [finding] = fixes.fixed
+    assert apply(source, finding.fix.edits) == out
+
+
+def test_a_moved_statement_takes_a_clear_with_its_continuation_lines() -> None:
+    source = (HEADER + "for x in []:\n    model(x).sum().backward()\n    optimizer.zero_grad(\n"
+              "        set_to_none=True)\n    optimizer.step()\n")
+    out, _ = fix_source(source, "train.py")
+    assert out == HEADER + ("for x in []:\n    model(x).sum().backward()\n    optimizer.step()\n"
+                            "    optimizer.zero_grad(\n        set_to_none=True)\n")
+
+
+class TestTheChecksBeforeWriting:
+    """Each check stops a fix that does not hold, whatever produced it."""
+
+    SOURCE = (FIXTURES / "ZG001" / "no_clear.py").read_bytes()
+
+    def run(self, check=check_project) -> pipeline.Fixes:
+        sources: dict[str, str | bytes] = {"train.py": self.SOURCE}
+        return fix_project(sources, check_project(sources), check)
+
+    def test_an_edit_that_changes_more_is_not_made(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = pipeline.rendered
+        monkeypatch.setattr(pipeline, "rendered", lambda module, like: real(module, like).replace(b"lr=0.1", b"lr=1.0"))
+        fixes = self.run()
+        assert fixes.changed == {}
+        assert [d.reason for d in fixes.declined] == [
+            "the fixed source differs from the original by more than the intended statements"]
+
+    def test_an_edit_that_does_not_parse_is_not_made(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = pipeline.rendered
+        monkeypatch.setattr(pipeline, "rendered", lambda module, like: real(module, like) + b"def (:\n")
+        fixes = self.run()
+        assert fixes.changed == {} and fixes.declined[0].reason.startswith("the fixed source does not parse")
+
+    def test_an_edit_that_brings_a_finding_is_not_made(self) -> None:
+        def check(sources):
+            result = check_project(sources)
+            if sources["train.py"] != self.SOURCE:
+                brought = Finding("train.py", 2, 1, "ZG002", "new", name="cleared-before-step", end_line=2,
+                                  end_column=2)
+                result.findings["train.py"] = [*result.findings["train.py"], brought]
+            return result
+
+        fixes = self.run(check)
+        assert fixes.changed == {}
+        assert fixes.declined[0].reason == "the edit would bring a new finding, ZG002 at line 2 of train.py once fixed"
+
+    def test_an_edit_a_second_run_would_extend_is_not_made(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        source = (FIXTURES / "ZG001" / "no_clear.py").read_text() + (FIXTURES / "ZG001" / "helper_steps.py").read_text()
+        real, calls = pipeline.plan, []
+
+        def plan(findings, *args):  # the second run would fix what the first one declined
+            calls.append(findings)
+            planned = real(findings, *args)
+            return planned if len(calls) == 1 else [Operation(f, None, "again") for f in findings]
+
+        monkeypatch.setattr(pipeline, "plan", plan)
+        sources: dict[str, str | bytes] = {"train.py": source}
+        fixes = fix_project(sources, check_project(sources), check_project)
+        assert fixes.changed == {} and len(calls) == 2
+        assert "a second --fix would change the file again" in {d.reason for d in fixes.declined}
+
+    def test_an_internal_error_while_checking_again_writes_nothing(self) -> None:
+        def check(sources):
+            if sources["train.py"] != self.SOURCE:
+                raise RuntimeError("boom")
+            return check_project(sources)
+
+        fixes = self.run(check)
+        assert fixes.changed == {} and fixes.declined[0].reason.endswith("(RuntimeError: boom)")
+
+    def test_an_unchecked_fixed_source_is_not_kept(self) -> None:
+        from zerograd_lint.findings import SourceError
+
+        def check(sources):
+            result = check_project(sources)
+            if sources["train.py"] != self.SOURCE:
+                result = Result(errors={"train.py": SourceError("train.py", "too deeply nested")})
+            return result
+
+        assert self.run(check).declined[0].reason == "the fixed source cannot be checked: too deeply nested"
+
+
+def test_lines_are_followed_through_insertions_and_moves() -> None:
+    # line 3 moves after line 6; one line is inserted after line 8
+    shift = Shift(insertions=((6, 1), (8, 1)), moves=((3, 3, 0),))
+    assert [shift.line(n) for n in range(1, 11)] == [1, 2, 6, 3, 4, 5, 7, 8, 10, 11]
+    assert shift.start(1) == 9
+
+
+def test_a_project_that_cannot_be_analysed_as_a_whole_is_not_fixed(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerograd_lint import checker
+    from zerograd_lint.runner import fix_files
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_bytes((FIXTURES / "ZG001" / "no_clear.py").read_bytes())
+    real = checker.check_project
+
+    def check_project(sources, vocabulary=Vocabulary()):  # an internal error, for the whole project only
+        if len(sources) > 1:
+            raise RuntimeError("boom")
+        return real(sources, vocabulary)
+
+    monkeypatch.setattr(checker, "check_project", check_project)
+    report = fix_files([str(tmp_path / "a.py"), str(tmp_path / "b.py")])
+    assert report.fixes is not None and report.fixes.changed == {} and len(report.findings) == 2
+    assert {d.reason for d in report.fixes.declined} == {
+        "the project could not be analysed as a whole (an internal error), so nothing is fixed"}

@@ -1,0 +1,234 @@
+"""`--fix` and `--diff` on the command line: what is written, what is printed, the exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from zerograd_lint.cli import main
+
+NOTEBOOK = Path(__file__).parent / "fixtures" / "notebooks" / "stale_gradients.ipynb"
+STALE = """\
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in data:
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+STALE_FIXED = STALE + "    optimizer.zero_grad()\n"
+DISCARDED = """\
+for i, (x, y) in enumerate(data):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+"""
+DISCARDED_FIXED = """\
+for i, (x, y) in enumerate(data):
+    model(x).sum().backward()
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+IN_A_HELPER = """\
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_step(x):
+    model(x).sum().backward()
+    optimizer.step()
+for x in data:
+    train_step(x)
+"""
+IN_A_HELPER_FINDING = ("helper.py:7:1: ZG001 optimizer.step() (line 6) applies gradients an earlier step already "
+                       "applied: nothing clears them in this loop")
+NOT_FIXED = "helper.py:7:1: ZG001 not fixed: the step is in `train_step()` (line 6)"
+DIFF = """\
+--- a/pkg/discarded.py
++++ b/pkg/discarded.py
+@@ -1,5 +1,5 @@
+ for i, (x, y) in enumerate(data):
+-    optimizer.zero_grad()
+     model(x).sum().backward()
+     if (i + 1) % 4 == 0:
+         optimizer.step()
++        optimizer.zero_grad()
+--- a/train.py
++++ b/train.py
+@@ -5,3 +5,4 @@
+     loss = ((model(x) - y) ** 2).mean()
+     loss.backward()
+     optimizer.step()
++    optimizer.zero_grad()
+"""
+
+
+def run(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(main, ["--isolated", *args], input=stdin, catch_exceptions=False)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "train.py").write_text(STALE)
+    (tmp_path / "helper.py").write_text(IN_A_HELPER)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "discarded.py").write_text(DISCARDED)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "stale.py").write_text(STALE)
+    shutil.copy(NOTEBOOK, tmp_path / "analysis.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZEROGRAD_LINT_OUTPUT_FORMAT", raising=False)
+    return tmp_path
+
+
+def test_diff_prints_the_fixes_and_writes_nothing(tree: Path) -> None:
+    before = snapshot(tree)
+    result = run("--diff", "train.py", "pkg", "helper.py")
+    assert (result.exit_code, result.stdout) == (1, DIFF)
+    assert result.stderr.splitlines() == [
+        NOT_FIXED, "Would fix 2 findings in 2 files, 1 would remain (3 files checked)."]
+    assert snapshot(tree) == before
+
+
+def test_diff_exits_0_when_there_is_nothing_to_fix(tree: Path) -> None:
+    result = run("--diff", "helper.py")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.splitlines() == [NOT_FIXED, "Would fix 0 findings, 1 would remain (1 file checked)."]
+
+
+def test_fix_writes_the_fixes_and_prints_what_remains(tree: Path) -> None:
+    result = run("--fix", "train.py", "pkg", "helper.py")
+    assert (result.exit_code, result.stdout) == (1, IN_A_HELPER_FINDING + "\n")
+    assert result.stderr.splitlines() == [NOT_FIXED, "Fixed 2 findings in 2 files, 1 remaining (3 files checked)."]
+    assert (tree / "train.py").read_text() == STALE_FIXED
+    assert (tree / "pkg" / "discarded.py").read_text() == DISCARDED_FIXED
+    assert (tree / "helper.py").read_text() == IN_A_HELPER
+
+
+def test_fix_exits_0_when_everything_is_fixed_and_a_second_run_changes_nothing(tree: Path) -> None:
+    first = run("--fix", "train.py")
+    assert (first.exit_code, first.stdout) == (0, "")
+    assert first.stderr == "Fixed 1 finding in 1 file, 0 remaining (1 file checked).\n"
+    fixed = snapshot(tree)
+    second = run("--fix", "train.py")
+    assert (second.exit_code, second.stderr) == (0, "All checks passed (1 file checked).\n")
+    assert snapshot(tree) == fixed
+
+
+def test_a_second_fix_over_everything_changes_nothing(tree: Path) -> None:
+    assert run("--fix", ".").exit_code == 1
+    fixed = snapshot(tree)
+    again = run("--fix", ".")
+    assert again.exit_code == 1 and "Fixed 0 findings, 2 remaining, 1 of them in notebooks" in again.stderr
+    assert snapshot(tree) == fixed
+
+
+def test_only_the_files_named_are_written(tree: Path) -> None:
+    before = snapshot(tree)
+    assert run("--fix", "pkg").exit_code == 0
+    after = snapshot(tree)
+    assert [name for name in before if before[name] != after[name]] == ["pkg/discarded.py"]
+
+
+def test_excluded_files_are_not_written(tree: Path) -> None:
+    before = snapshot(tree)
+    run("--fix", "--extend-exclude", "other/,pkg/", ".")
+    after = snapshot(tree)
+    assert [name for name in before if before[name] != after[name]] == ["train.py"]
+
+
+def test_notebooks_are_never_written(tree: Path) -> None:
+    before = (tree / "analysis.ipynb").read_bytes()
+    result = run("--fix", "analysis.ipynb")
+    assert (tree / "analysis.ipynb").read_bytes() == before
+    assert result.exit_code == 1 and result.stdout.startswith("analysis.ipynb:cell 3:1:1: ZG001 ")
+    assert result.stderr.splitlines() == [
+        "analysis.ipynb:cell 3:1:1: ZG001 not fixed: notebooks are not fixed",
+        "Fixed 0 findings, 1 remaining, 1 of them in notebooks, which are not fixed (1 file checked).",
+    ]
+
+
+def test_fix_fixes_only_the_codes_selected(tree: Path) -> None:
+    run("--fix", "--select", "ZG003", "train.py", "pkg")
+    assert (tree / "train.py").read_text() == STALE
+    assert (tree / "pkg" / "discarded.py").read_text() == DISCARDED_FIXED
+
+
+def test_diff_wins_over_fix(tree: Path) -> None:
+    before = snapshot(tree)
+    result = run("--fix", "--diff", "train.py", "pkg")
+    assert (result.exit_code, result.stdout) == (1, DIFF)
+    assert snapshot(tree) == before
+
+
+def test_diff_does_not_print_statistics(tree: Path) -> None:
+    result = run("--diff", "--statistics", "train.py")
+    assert result.exit_code == 2 and "--diff prints the fixes, not statistics" in result.stderr
+
+
+def test_json_after_a_fix_holds_what_remains(tree: Path) -> None:
+    result = run("--fix", "--output-format", "json", "train.py", "helper.py")
+    [remaining] = json.loads(result.stdout)
+    assert (remaining["path"], remaining["line"], remaining["fix"]) == ("helper.py", 7, None)
+
+
+def test_statistics_after_a_fix_count_what_remains(tree: Path) -> None:
+    assert run("--fix", "--statistics", "train.py", "helper.py").stdout == "1\tZG001\tstale-gradients\n"
+
+
+def test_exit_zero_applies_to_what_remains(tree: Path) -> None:
+    assert run("--fix", "--exit-zero", "helper.py").exit_code == 0
+    assert run("--diff", "--exit-zero", "train.py").exit_code == 0
+
+
+def test_fix_is_asked_for_on_each_run_never_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.zerograd-lint]\nfix = true\n")
+    (tmp_path / "train.py").write_text(STALE)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["train.py"], catch_exceptions=False)
+    assert result.exit_code == 2 and "fix: unknown key" in result.stderr
+    assert (tmp_path / "train.py").read_text() == STALE
+
+
+class TestStandardInput:
+    def test_fix_prints_the_fixed_source_and_writes_nothing(self, tree: Path) -> None:
+        result = run("--fix", "-", "--stdin-filename", "other/stale.py", stdin=STALE)
+        assert (result.exit_code, result.stdout) == (0, STALE_FIXED)
+        assert result.stderr == "Fixed 1 finding in 1 file, 0 remaining (1 file checked).\n"
+        assert (tree / "other" / "stale.py").read_text() == STALE
+
+    def test_what_remains_goes_to_stderr(self, tree: Path) -> None:
+        result = run("--fix", "-", "--stdin-filename", "helper.py", stdin=IN_A_HELPER)
+        assert (result.exit_code, result.stdout) == (1, IN_A_HELPER)
+        assert result.stderr.splitlines() == [
+            IN_A_HELPER_FINDING, NOT_FIXED, "Fixed 0 findings, 1 remaining (1 file checked)."]
+
+    def test_an_excluded_file_comes_back_as_it_went_in(self, tree: Path) -> None:
+        result = run("--fix", "--force-exclude", "--extend-exclude", "other/", "-", "--stdin-filename",
+                     "other/stale.py", stdin=STALE)
+        assert (result.exit_code, result.stdout) == (0, STALE)
+
+    def test_diff_prints_the_diff_of_the_buffer(self, tree: Path) -> None:
+        result = run("--diff", "-", "--stdin-filename", "src/train.py", stdin=STALE)
+        assert result.exit_code == 1
+        assert result.stdout.startswith("--- a/src/train.py\n+++ b/src/train.py\n@@ -5,3 +5,4 @@\n")
+
+
+def test_the_readme_shows_what_diff_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start = readme.index("$ zerograd-lint --diff examples/\n")
+    shown = readme[start:readme.index("```", start)].split("\n", 1)[1]
+    monkeypatch.chdir(root)
+    result = run("--diff", "examples/")
+    assert result.stdout + result.stderr == shown

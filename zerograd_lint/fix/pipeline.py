@@ -1,0 +1,223 @@
+"""Fix a whole run: plan each file, make the edits, check them, and give up what does not hold.
+
+One round: every planned edit is made; each fixed file must parse and differ from its original
+by the intended statements only (`verify.structural_problem`); then the whole project is checked
+again, in one call, with the fixed texts. A fix is kept only if its finding is gone, no finding
+appears that was not there before (an unused marker aside: a fix may make a `# noqa` unused, and
+ZG100 then says so), and a second `--fix` over the result would find nothing new to change. What
+fails is declined with the reason, and the round starts again without it: each round drops at
+least one fix or ends, so it ends.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from zerograd_lint.checker import Result
+from zerograd_lint.findings import Finding, Fix
+from zerograd_lint.fix.located import Located
+from zerograd_lint.fix.plan import Declined, Operation, plan
+from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
+from zerograd_lint.fix.verify import identity, shift_of, structural_problem
+from zerograd_lint.settings import Vocabulary
+
+Check = Callable[[Mapping[str, "str | bytes"]], Result]
+
+
+@dataclass
+class Fixes:
+    changed: dict[str, tuple[str | bytes, str | bytes]] = field(default_factory=dict)  # path -> (original, fixed)
+    fixed: list[Finding] = field(default_factory=list)  # each with its `fix`
+    declined: list[Declined] = field(default_factory=list)
+    result: Result = field(default_factory=Result)  # the check of the sources as fixed
+
+
+@dataclass
+class _File:
+    """One file's fixes still in play."""
+
+    source: str | bytes
+    here: Located
+    operations: list[Operation]
+
+    @functools.cached_property
+    def placements(self) -> list[Placement]:
+        return distinct(op.placement for op in self.operations)
+
+    @functools.cached_property
+    def shift(self) -> Shift:
+        return shift_of(self.placements, self.here)
+
+    @functools.cached_property
+    def fixed(self) -> str | bytes:
+        return rendered(place(self.here.module, self.placements), self.source)
+
+    def without(self, dropped: Iterable[Operation]) -> _File:
+        gone = {id(op) for op in dropped}
+        return _File(self.source, self.here, [op for op in self.operations if id(op) not in gone])
+
+    def fix_of(self, operation: Operation) -> Fix:
+        alone = place(self.here.module, [operation.placement]).code
+        return Fix(operation.title, edits_between(self.here.text, alone))
+
+
+def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check,
+                wanted: Callable[[Finding], bool] = lambda finding: True,
+                vocabulary: Vocabulary = Vocabulary(), not_fixed: Mapping[str, str] | None = None) -> Fixes:
+    """Fix the `wanted` findings of `result` (the check of `sources`). `check` checks sources as
+    one project; `not_fixed` names files never fixed (notebooks) and why."""
+    not_fixed = not_fixed or {}
+    declined: list[Declined] = []
+    files: dict[str, _File] = {}
+    parse = _parser(sources, not_fixed)
+    for path, found in result.findings.items():
+        candidates = [f for f in found if wanted(f)]
+        if not candidates:
+            continue
+        here = parse(path)
+        if here is None:
+            reason = not_fixed.get(path, "LibCST cannot parse the file")
+            declined.extend(Declined(f, reason) for f in candidates)
+            continue
+        planned = plan(candidates, here, vocabulary, parse)
+        declined.extend(p for p in planned if isinstance(p, Declined))
+        operations = [p for p in planned if isinstance(p, Operation)]
+        if operations:
+            files[path] = _File(sources[path], here, operations)
+    return _Rounds(sources, result, check, wanted, vocabulary, not_fixed, declined).run(files)
+
+
+@dataclass
+class _Rounds:
+    sources: Mapping[str, str | bytes]
+    result: Result
+    check: Check
+    wanted: Callable[[Finding], bool]
+    vocabulary: Vocabulary
+    not_fixed: Mapping[str, str]
+    declined: list[Declined]
+    given_up: list[Finding] = field(default_factory=list)  # planned, then declined by a check
+
+    def run(self, files: dict[str, _File]) -> Fixes:
+        while True:
+            files = {path: file for path, file in files.items() if file.operations}
+            if not files:
+                return Fixes(declined=sorted_declined(self.declined), result=self.result)
+            broken = {path: _all(file, problem) for path, file in files.items()
+                      if (problem := structural_problem(file.source, file.fixed, file.placements, file.here,
+                                                        file.shift))}
+            if broken:
+                files = self._drop(files, broken)
+                continue
+            fixed_sources = {path: file.fixed for path, file in files.items()}
+            try:
+                after = self.check({**self.sources, **fixed_sources})
+            except Exception as exc:  # an internal error of the analysis: write nothing
+                reason = f"the fixed sources could not be checked again ({type(exc).__name__}: {exc})"
+                self._drop(files, {path: _all(file, reason) for path, file in files.items()})
+                return Fixes(declined=sorted_declined(self.declined), result=self.result)
+            failed = self._failures(files, after)
+            if failed:
+                files = self._drop(files, failed)
+                continue
+            unstable = self._unstable(files, after, fixed_sources)
+            if unstable:
+                reason = "a second --fix would change the file again"
+                files = self._drop(files, {path: _all(files[path], reason) for path in unstable})
+                continue
+            return self._outcome(files, after)
+
+    def _failures(self, files: dict[str, _File], after: Result) -> dict[str, list[tuple[Operation, str]]]:
+        """The fixes that do not hold once the fixed project is checked again."""
+        shift = _shifts(files)
+        failed: dict[str, list[tuple[Operation, str]]] = {}
+        for path, error in after.errors.items():
+            if path in files:
+                failed[path] = _all(files[path], f"the fixed source cannot be checked: {error.reason}")
+        now = [f for found in after.findings.values() for f in found]
+        present = {identity(f, _unshifted) for f in now}
+        for path, file in files.items():
+            for op in file.operations:
+                if identity(op.finding, shift) in present:
+                    failed.setdefault(path, []).append((op, "the linter still reports it after the edit"))
+        before = {identity(f, shift) for found in self.result.findings.values() for f in found}
+        for new in now:
+            if new.code == "ZG100" or identity(new, _unshifted) in before:
+                continue
+            why = f"the edit would bring a new finding, {new.code} at line {new.line} of {new.path} once fixed"
+            for path, op in _to_blame(new, files, shift):
+                failed.setdefault(path, []).append((op, why))
+        return failed
+
+    def _unstable(self, files: dict[str, _File], after: Result, fixed_sources: Mapping[str, str | bytes]) -> list[str]:
+        """Files in which a second run would plan a fix that this one did not make."""
+        shift = _shifts(files)
+        expected = {identity(f, shift) for f in self.given_up}
+        parse = _parser({**self.sources, **fixed_sources}, self.not_fixed)
+        unstable = []
+        for path in files:
+            here = parse(path)
+            candidates = [f for f in after.findings.get(path, []) if self.wanted(f)]
+            again = plan(candidates, here, self.vocabulary, parse) if here is not None else []
+            if any(isinstance(p, Operation) and identity(p.finding, _unshifted) not in expected for p in again):
+                unstable.append(path)
+        return unstable
+
+    def _drop(self, files: dict[str, _File], drops: Mapping[str, list[tuple[Operation, str]]]) -> dict[str, _File]:
+        """The files without these fixes, each declined with its reason (the first one given)."""
+        out = dict(files)
+        for path, pairs in drops.items():
+            for op, reason in pairs:
+                if not any(d.finding is op.finding for d in self.declined):
+                    self.declined.append(Declined(op.finding, reason))
+                    self.given_up.append(op.finding)
+            out[path] = files[path].without(op for op, _ in pairs)
+        return out
+
+    def _outcome(self, files: dict[str, _File], after: Result) -> Fixes:
+        changed = {path: (file.source, file.fixed) for path, file in files.items() if file.fixed != file.source}
+        fixed = [replace(op.finding, fix=file.fix_of(op)) for file in files.values() for op in file.operations]
+        return Fixes(changed, sorted(fixed), sorted_declined(self.declined), after)
+
+
+def _all(file: _File, reason: str) -> list[tuple[Operation, str]]:
+    return [(op, reason) for op in file.operations]
+
+
+def sorted_declined(declined: Iterable[Declined]) -> list[Declined]:
+    return sorted(declined, key=lambda d: d.finding)
+
+
+def _unshifted(path: str) -> Shift:
+    return NO_SHIFT
+
+
+def _shifts(files: Mapping[str, _File]) -> Callable[[str], Shift]:
+    return lambda path: files[path].shift if path in files else NO_SHIFT
+
+
+def _to_blame(new: Finding, files: dict[str, _File], shift: Callable[[str], Shift]) -> list[tuple[str, Operation]]:
+    """The fixes a finding that appeared can come from: those of its loop, else its file's, else all."""
+    if new.path in files:
+        ops = files[new.path].operations
+        moved = shift(new.path)
+        same_loop = [op for op in ops if (moved.line(op.finding.line), op.finding.column) == (new.line, new.column)]
+        return [(new.path, op) for op in same_loop or ops]
+    return [(path, op) for path, file in files.items() for op in file.operations]
+
+
+def _parser(sources: Mapping[str, str | bytes], not_fixed: Mapping[str, str]) -> Callable[[str], Located | None]:
+    @functools.cache
+    def parse(path: str) -> Located | None:
+        if path in not_fixed or path not in sources:
+            return None
+        try:
+            return Located(sources[path])
+        except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError):
+            return None
+
+    return parse
