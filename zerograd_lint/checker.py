@@ -108,7 +108,7 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
         return []
     for path, found in connected.items():  # LibCST gets only what can matter
         tree = surveys[path].tree
-        project.modules[path].text = sparse_text(texts[path], tree, found.roots | found.followed, MODULE in found.roots)
+        project.modules[path].text = sparse_text(texts[path], tree, found.needed, MODULE in found.roots)
         surveys[path].tree = None
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -78,6 +79,7 @@ class Survey:
     roots: frozenset[int]  # `def` lines (MODULE for the module body) worth analysing
     followed: frozenset[int]  # `def` lines of functions that touch gradients, directly or not
     worth: frozenset[str] = frozenset()  # module-level names whose definition holds such a function
+    needed: frozenset[int] = frozenset()  # roots and the followed functions they can reach
 
 
 def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSurvey:
@@ -228,6 +230,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             grown = bool(new)
     callbacks = {n for m in modules.values() for n in m.callbacks} | {"training_step"}
     factories = {n for m in modules.values() for n in m.callback_factories}
+    rooted: dict[str, set[int]] = {}
     out = {}
     for path, module in modules.items():
         followed = frozenset(l for p, l in accumulates | touches if p == path)
@@ -242,6 +245,17 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
                 if (loop.accumulates or reached & accumulates) and (loop.steps or reached & steps):
                     roots.add(line)
         out[path] = Survey(frozenset(roots), followed, worth)
+        rooted[path] = roots
+    needed = {(p, l) for p, lines in rooted.items() for l in lines}
+    todo = list(needed)
+    useful = accumulates | touches
+    while todo:
+        for callee in calls.get(todo.pop(), ()):
+            if callee not in needed and callee in useful:
+                needed.add(callee)
+                todo.append(callee)
+    for path, survey in out.items():
+        out[path] = dataclasses.replace(survey, needed=frozenset(l for p, l in needed if p == path))
     return out
 
 
