@@ -130,11 +130,11 @@ def test_version() -> None:
 @pytest.mark.parametrize(
     ("name", "content", "reason"),
     [
-        ("syntax.py", b"loss.backward()\ndef f(:\n", "syntax error at 2:"),
+        ("syntax.py", b"loss.backward()\nopt.step()\ndef f(:\n", "syntax error at 3:"),
         ("binary.py", b"\x00\x01loss.backward()", "binary file (contains NUL bytes)"),
         ("latin.py", b"x = '\xe9\xff'\nloss.backward()\n", "cannot decode"),
-        ("nested.py", b"loss.backward()\nx = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "too many nested parentheses"),
-        ("chain.py", b"loss.backward()\nx = (" + b" +\n".join([b"a"] * 20000) + b")\n", "too deeply nested"),
+        ("nested.py", b"loss.backward()\nopt.step()\nx = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "too many nested parentheses"),
+        ("chain.py", b"loss.backward()\nopt.step()\nx = (" + b" +\n".join([b"a"] * 20000) + b")\n", "too deeply nested"),
     ],
 )
 def test_bad_input_gets_one_line_and_the_rest_is_checked(tree: Path, name: str, content: bytes, reason: str) -> None:

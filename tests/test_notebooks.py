@@ -179,11 +179,11 @@ def test_an_invalid_notebook_gets_one_line_and_the_run_goes_on(folder: Path) -> 
 
 
 def test_a_syntax_error_is_placed_in_its_cell(folder: Path) -> None:
-    cells = (STALE_CELLS[0], ("code", "loss.backward()\ndef f(:\n"))
+    cells = (STALE_CELLS[0], ("code", "loss.backward()\noptimizer.step()\ndef f(:\n"))
     (folder / "typo.ipynb").write_text(notebook(*cells))
     result = run("typo.ipynb")
     assert result.exit_code == 2
-    assert "zerograd-lint: error: typo.ipynb: syntax error at cell 2:2:" in result.stderr
+    assert "zerograd-lint: error: typo.ipynb: syntax error at cell 2:3:" in result.stderr
 
 
 def test_folders_are_searched_for_notebooks_but_not_checkpoints(folder: Path) -> None:

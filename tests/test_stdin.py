@@ -106,9 +106,9 @@ def test_a_notebook_on_stdin(project: Path) -> None:
 
 
 def test_a_syntax_error_on_stdin(project: Path) -> None:
-    result = run("-", "--stdin-filename", "src/train.py", stdin="loss.backward()\ndef f(:\n")
+    result = run("-", "--stdin-filename", "src/train.py", stdin="loss.backward()\nopt.step()\ndef f(:\n")
     assert result.exit_code == 2
-    assert result.stderr.startswith("zerograd-lint: error: src/train.py: syntax error at 2:")
+    assert result.stderr.startswith("zerograd-lint: error: src/train.py: syntax error at 3:")
 
 
 def test_a_stdin_filename_needs_a_dash(project: Path) -> None:

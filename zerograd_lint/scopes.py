@@ -134,7 +134,8 @@ class _ScopeBuilder:
 
     def __init__(self, module: cst.Module, owner: object) -> None:
         name = getattr(owner, "name", "<module>")
-        self.root = Scope("module", name, name, module, None, owner=owner)
+        # qualified names are keys of the analysis: the file's path keeps two `engine` modules apart
+        self.root = Scope("module", name, getattr(owner, "path", name), module, None, owner=owner)
         self.by_node: dict[cst.CSTNode, Scope] = {module: self.root}
 
     def build(self) -> dict[cst.CSTNode, Scope]:

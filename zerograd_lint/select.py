@@ -97,7 +97,9 @@ class _Index:
 
 def _callers(files: dict[str, _Index], sources: set[str], known: set[str], trains) -> set[str]:
     """Files that mention an optimizer and import from `sources` a definition that `trains`."""
-    stems = {_stem(p): p for p in sources}
+    stems: dict[str, list[str]] = {}
+    for path in sorted(sources):
+        stems.setdefault(_stem(path), []).append(path)
     if not stems:
         return set()
     importing = re.compile(r"^[ \t]*(?:from|import)[^\n]*\b(?:" + "|".join(map(re.escape, stems)) + r")\b", re.MULTILINE)
@@ -105,11 +107,13 @@ def _callers(files: dict[str, _Index], sources: set[str], known: set[str], train
     for path, file in files.items():
         if path in known or "optim" not in file.text or not importing.search(file.text):
             continue
-        for module, names in file.imports:
-            source = stems.get(module)
-            if source is not None and any((block := files[source].definition(n)) is not None and trains(block) for n in names):
-                found.add(path)
-                break
+        if any(
+            (block := files[source].definition(name)) is not None and trains(block)
+            for module, names in file.imports
+            for source in stems.get(module, ())
+            for name in names
+        ):
+            found.add(path)
     return found
 
 
