@@ -74,7 +74,12 @@ def run(*args: str, stdin: str | None = None):
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The project's files (the results cache, the tool's own folder, left out)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".zerograd_lint_cache" not in p.parts
+    }
 
 
 @pytest.fixture

@@ -598,6 +598,15 @@ class Resolver:
                 out |= self.link_roots(child, frame, depth + 1)
         return out
 
+    def sources(self, key: Key) -> set[Key]:
+        """What a collection of parameters was made from: `params = list(model.parameters())`
+        gives `model`."""
+        out: set[Key] = set()
+        for binding, owner in self._values.get(key, []):
+            if binding.value is not None and not binding.is_param:
+                out |= self.link_roots(binding.value, owner)
+        return out
+
     def expand(self, keys: set[Key]) -> set[Key]:
         """Add what wrappers wrap: `ddp = DDP(model)` makes `ddp` and `model` one module."""
         out = set(keys)

@@ -18,6 +18,8 @@ import libcst as cst
 
 from zerograd_lint import rules, vocabulary, walk
 from zerograd_lint.bindings import Frame, Resolver
+from zerograd_lint.cache import Cache
+from zerograd_lint.cache import key as cache_key
 from zerograd_lint.cfg import Builder, TooComplex
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, Related, SourceError
@@ -27,7 +29,7 @@ from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.select import select
 from zerograd_lint.sparse import sparse_text
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.survey import MODULE, Unparsable, connect, survey_module
+from zerograd_lint.survey import MODULE, Unparsable, connect, survey_all
 
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
@@ -49,9 +51,18 @@ def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabul
     return result.findings.get(path, [])
 
 
-def check_project(sources: Mapping[str, str | bytes], vocabulary: Vocabulary = Vocabulary()) -> Result:
+def check_project(
+    sources: Mapping[str, str | bytes], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
+    exhaustive: bool = False,
+) -> Result:
     """Check modules together: a loop in one file calling a training step in another is followed.
-    Files that cannot be checked are in `errors`; the others are still checked."""
+    Files that cannot be checked are in `errors`; the others are still checked. With a `cache`,
+    a run whose inputs did not change reuses the last result (see `zerograd_lint.cache`).
+    `exhaustive` turns the prefilter off (every file, function and loop analysed): only tests
+    and investigations need it; the findings are the same, slower."""
+    whole = cache_key("all", sources, vocabulary) if cache is not None else ""
+    if cache is not None and (hit := cache.get(whole)) is not None:
+        return Result(*hit)
     result = Result()
     texts: dict[str, str] = {}
     for path, source in sources.items():
@@ -59,9 +70,33 @@ def check_project(sources: Mapping[str, str | bytes], vocabulary: Vocabulary = V
             texts[path] = _decode(source, path)
         except SourceError as exc:
             result.errors[path] = exc
+    picked = texts if exhaustive else select(texts, vocabulary)
+    chosen = {p: texts[p] for p in sorted(picked) if not _other_framework(texts[p])}
+    part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
+    hit = cache.get(part) if cache is not None else None
+    if hit is not None:
+        result.findings.update(hit[0])
+        result.errors.update(hit[1])
+    else:
+        found = _check_chosen(chosen, vocabulary, exhaustive)
+        result.findings.update(found.findings)
+        result.errors.update(found.errors)
+        if cache is not None:
+            cache.put(part, found.findings, found.errors)
+    for path, text in texts.items():  # the others can only have markers that suppress nothing
+        if path not in chosen and path not in result.errors:
+            kept, _ = rules.suppress(path, [], rules.scan_markers(text))
+            result.findings[path] = sorted(_finding(path, raw) for raw in kept)
+    if cache is not None:
+        cache.put(whole, result.findings, result.errors)
+    return result
+
+
+def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False) -> Result:
+    result = Result()
     raws: list[rules.Raw] = []
     try:
-        raws = _analyse(texts, vocabulary, result.errors)
+        raws = _analyse(texts, vocabulary, result.errors, exhaustive)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, "too deeply nested to analyse"))
@@ -92,24 +127,22 @@ def _other_framework(text: str) -> bool:
     return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
 
 
-def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError]) -> list[rules.Raw]:
+def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> list[rules.Raw]:
     surveys = {}
-    for path in sorted(select(texts, words)):
-        if not _other_framework(texts[path]):
-            try:
-                surveys[path] = survey_module(texts[path], words)
-            except Unparsable as exc:
-                errors[path] = SourceError(path, exc.reason)
+    for path, found in survey_all(texts, words).items():
+        if isinstance(found, Unparsable):
+            errors[path] = SourceError(path, found.reason)
+        else:
+            surveys[path] = found
     project = Project()
     for path in surveys:
         project.add(path, texts[path])
-    connected = connect(surveys, _imports(project, surveys))
+    connected = connect(surveys, _imports(project, surveys), everything=exhaustive)
     if not any(s.roots for s in connected.values()):
         return []
     for path, found in connected.items():  # LibCST gets only what can matter
-        tree = surveys[path].tree
-        project.modules[path].text = sparse_text(texts[path], tree, found.needed, MODULE in found.roots)
-        surveys[path].tree = None
+        analysed = exhaustive or MODULE in found.roots
+        project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed, analysed)
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
         bool(connected[module.path].followed) if name is None else name in connected[module.path].worth

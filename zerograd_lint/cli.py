@@ -43,6 +43,7 @@ from typing import Any
 import click
 
 from zerograd_lint import __version__
+from zerograd_lint.cache import FOLDER as CACHE_FOLDER
 from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
 from zerograd_lint.explain import rule_page
@@ -205,6 +206,9 @@ def main() -> None:
               help="Write the findings (or statistics) to FILE instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+@click.option("--no-cache", is_flag=True,
+              help=f"Do not reuse or keep results in {CACHE_FOLDER}/ (in the project root, else the current folder; "
+                   "never used when reading stdin or with --diff, which write nothing).")
 # Fixes
 @click.option("--fix", is_flag=True,
               help="Fix what can be fixed in the files checked (each clear put right after its step), then report "
@@ -225,8 +229,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, exit_zero: bool, fix: bool, diff: bool, color: bool | None, quiet: int, silent: bool,
-          verbose: bool) -> None:
+          statistics: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool, color: bool | None, quiet: int,
+          silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
     PATHS are files or folders (default: the current directory); - reads one file from stdin.
@@ -250,8 +254,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         raise click.UsageError("--diff prints the fixes, not statistics")
 
     files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
+    # an on-save check through stdin, and --diff, write nothing: not even the cache
+    writes_nothing = no_cache or diff or STDIN in paths
+    cache = None if writes_nothing else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
     settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
-                        config.vocabulary, project_root=config.root)
+                        config.vocabulary, project_root=config.root, cache=cache)
     buffer = _stdin(stdin_filename, files) if STDIN in paths else None
     on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)
     found = list(discover(on_disk, files))

@@ -108,8 +108,13 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
     links = {s: _set_links(s, resolver) for s in sets}
     unknown = [s for s in sets if not links[s][1]]
 
-    def linked(targets: tuple[Key, ...]) -> list[Key]:
-        expanded = resolver.expand(set(targets))
+    def linked(targets: tuple[Key, ...], collections: bool = True) -> list[Key]:
+        """Sets whose parameters the targets hold; with `collections`, also through what a target
+        collection of parameters was made from (`params = list(model.parameters())`)."""
+        found = set(targets)
+        if collections:
+            found = found.union(*(resolver.sources(t) for t in targets))
+        expanded = resolver.expand(found)
         return [s for s in sets if links[s][1] and any(related(t, l) for t in expanded for l in links[s][0])]
 
     def sharing(keys) -> tuple[Key, ...]:
@@ -144,7 +149,8 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
             else:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
         elif event.op == ev.REBIND:
-            gone = linked(event.keys) + [s for s in unknown if any(reads_as_model(last_name(k)) for k in event.keys)]
+            gone = linked(event.keys, collections=False)
+            gone += [s for s in unknown if any(reads_as_model(last_name(k)) for k in event.keys)]
             if gone:
                 resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
         elif event.op == ev.MAY_CLEAR:

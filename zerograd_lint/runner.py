@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from zerograd_lint.cache import Cache
 from zerograd_lint.files import Missing, discover, read_source
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
@@ -102,7 +103,8 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool) -> Report
             continue
         sources[path], notebooks[path] = notebook.source, notebook.index
     try:
-        results = [check_project(sources, settings.vocabulary)]
+        cache = Cache(settings.cache) if settings.cache else None
+        results = [check_project(sources, settings.vocabulary, cache)]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
         results = [_check_alone(path, source, settings) for path, source in sources.items()]
     if fix:

@@ -52,6 +52,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, code prefixes)
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
     project_root: str | None = None  # per-file-ignores globs are relative to it; None: to paths as given
+    cache: str | None = None  # the folder of the results cache; None: no cache
 
     def reports(self, path: str, code: str) -> bool:
         if code not in self.selection:

@@ -8,51 +8,80 @@ there to be resolved (a call of a function that cannot matter stays a call of a 
 that is not followed). `__init__`, `configure_optimizers` and `__call__` keep their bodies
 (optimizers are built and models stored there), and so do long module-level statements only when
 the module body itself is analysed.
+
+The survey hands over an outline (`outline()`), not its `ast` tree: small enough to come back
+from a worker process.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 _KEPT_METHODS = frozenset({"__init__", "configure_optimizers", "__call__"})
 _LONG = 15  # lines: a longer module-level statement that is not a definition is blanked
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def sparse_text(text: str, tree: ast.Module, keep: frozenset[int], module_analysed: bool) -> str:
-    """`text` with what cannot matter emptied. `keep` holds the `def` lines of the functions that
-    can matter."""
-    lines = text.splitlines(keepends=True)
-    changed = False
+@dataclass(frozen=True)
+class Body:
+    """A function body that may be emptied: unless one of `defs` (its own `def` line and those
+    nested in it) is kept."""
 
-    def empty(first: int, last: int, stub: ast.stmt | None = None) -> None:
-        nonlocal changed
-        for number in range(first - 1, min(last, len(lines))):
-            line = lines[number]
-            ending = _newline(line)
-            if stub is not None and number == first - 1:
-                lines[number] = line[: stub.col_offset] + "pass" + ending
-            else:
-                lines[number] = ending
-        changed = True
+    defs: frozenset[int]
+    first: int  # first line of the body (its first statement's decorators included)
+    last: int
+    indent: int  # column of the body's first statement
+    kept_method: bool  # `__init__` and the like of a class: never emptied
+
+
+@dataclass(frozen=True)
+class Outline:
+    bodies: tuple[Body, ...]
+    long_statements: tuple[tuple[int, int], ...]  # module-level, not definitions or imports
+
+
+def outline(tree: ast.Module) -> Outline:
+    bodies: list[Body] = []
 
     def visit(body: list[ast.stmt], in_class: bool) -> None:
         for statement in body:
             if isinstance(statement, _DEFS):
-                if (in_class and statement.name in _KEPT_METHODS) or _holds(statement, keep):
-                    continue
                 first = _span(statement.body[0])[0]
                 if first > statement.lineno:  # not a one-liner `def f(): ...`
-                    empty(first, statement.end_lineno or first, stub=statement.body[0])
+                    defs = frozenset(n.lineno for n in ast.walk(statement) if isinstance(n, _DEFS))
+                    kept = in_class and statement.name in _KEPT_METHODS
+                    bodies.append(Body(defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept))
             elif isinstance(statement, ast.ClassDef):
                 visit(statement.body, in_class=True)
-            elif (
-                not in_class and not module_analysed and not isinstance(statement, (ast.Import, ast.ImportFrom))
-                and (statement.end_lineno or statement.lineno) - statement.lineno + 1 > _LONG
-            ):
-                empty(*_span(statement))
 
     visit(tree.body, in_class=False)
+    long = tuple(
+        _span(s) for s in tree.body
+        if not isinstance(s, (*_DEFS, ast.ClassDef, ast.Import, ast.ImportFrom))
+        and (s.end_lineno or s.lineno) - s.lineno + 1 > _LONG
+    )
+    return Outline(tuple(bodies), long)
+
+
+def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> str:
+    """`text` with what cannot matter emptied. `keep` holds the `def` lines of the functions that
+    can matter."""
+    lines = text.splitlines(keepends=True)
+    changed = False
+    for body in shape.bodies:
+        if body.kept_method or not body.defs.isdisjoint(keep):
+            continue
+        for number in range(body.first - 1, min(body.last, len(lines))):
+            line = lines[number]
+            ending = _newline(line)
+            lines[number] = line[: body.indent] + "pass" + ending if number == body.first - 1 else ending
+        changed = True
+    if not module_analysed:
+        for first, last in shape.long_statements:
+            for number in range(first - 1, min(last, len(lines))):
+                lines[number] = _newline(lines[number])
+            changed = True
     return "".join(lines) if changed else text
 
 
@@ -60,10 +89,6 @@ def _span(node: ast.stmt) -> tuple[int, int]:
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno, *(d.lineno for d in decorators)])
     return start, node.end_lineno or node.lineno
-
-
-def _holds(node: ast.AST, keep: frozenset[int]) -> bool:
-    return any(isinstance(n, _DEFS) and n.lineno in keep for n in ast.walk(node))
 
 
 def _newline(line: str) -> str:

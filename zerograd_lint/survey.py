@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import concurrent.futures
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.sparse import Outline, outline
 from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
 
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
@@ -71,7 +74,7 @@ class ModuleSurvey:
     callback_factories: set[str] = field(default_factory=set)
     nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
-    tree: ast.Module | None = None
+    outline: Outline | None = None  # for `sparse.sparse_text`
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     except (RecursionError, MemoryError, ValueError) as exc:
         raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
-    survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set(), tree=tree)
+    survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set(), outline=outline(tree))
     words.survey = survey
     # node, owner, in a class body, in a loop of the owner, depth
     stack: list[tuple[ast.AST, int, bool, bool, int]] = [(tree, MODULE, False, False, 0)]
@@ -126,6 +129,29 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
                 n.lineno for n in ast.walk(statement) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             ]
     return survey
+
+
+# Below this much text the first look runs in this process: starting workers costs more. Measured
+# with benchmarks/parallel_survey.py on this project's 2-core machines.
+PARALLEL_FROM = 1_000_000  # characters
+
+
+def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary) -> dict[str, ModuleSurvey | Unparsable]:
+    """`survey_module` of each text, in worker processes when there is enough to share out."""
+    items = sorted(texts)
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2 or sum(len(texts[p]) for p in items) < PARALLEL_FROM:
+        return {path: _survey_one((texts[path], vocabulary)) for path in items}
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        done = pool.map(_survey_one, [(texts[p], vocabulary) for p in items], chunksize=max(1, len(items) // (workers * 4)))
+        return dict(zip(items, done))
+
+
+def _survey_one(job: tuple[str, Vocabulary]) -> ModuleSurvey | Unparsable:
+    try:
+        return survey_module(*job)
+    except Unparsable as exc:
+        return exc
 
 
 def _origins(node: ast.Import | ast.ImportFrom) -> set[str]:
@@ -203,9 +229,17 @@ def _last(func: ast.AST) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]) -> dict[str, Survey]:
+def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]], everything: bool = False) -> dict[str, Survey]:
     """Follow calls to decide what each function can reach. `imports` maps a module's path to the
-    paths of the project modules it imports."""
+    paths of the project modules it imports. With `everything`, every function is followed and
+    every loop analysed (what the prefilter's test compares against)."""
+    if everything:
+        out = {}
+        for path, module in modules.items():
+            lines = frozenset(module.functions)
+            looping = frozenset(l for l, f in module.functions.items() if f.in_loops is not None or l != MODULE)
+            out[path] = Survey(looping, lines, frozenset(module.top), lines)
+        return out
     importers: dict[str, set[str]] = {path: set() for path in modules}
     for path, targets in imports.items():
         for target in targets:
