@@ -31,7 +31,8 @@ MAX_STATES_PER_NODE = 256
 
 
 class GaveUp(Exception):
-    """Too many distinct states: the analysis of this graph stops without findings."""
+    """Too many distinct states even once the conditions are forgotten: the analysis of this
+    graph stops without findings (its callees are then analysed on their own)."""
 
 
 class Tag(NamedTuple):
@@ -317,17 +318,33 @@ class _Machine:
         start = (tuple(), frozenset())
         todo = [(graph.entry, start)]
         seen[graph.entry].add(start)
+        # Too many combinations of conditions at a node: states entering it first forget the plain
+        # conditions (keeping counters and Accelerate's gate), then every condition, then give up.
+        widened: dict[int, int] = {}
         while todo:
             node, state = todo.pop()
             for out in self.transfer(node, state):
                 for succ in graph.succ[node]:
                     bucket = seen[succ]
+                    level = widened.get(succ, 0)
+                    if level < 2 and len(bucket) >= MAX_STATES_PER_NODE * (level + 1):
+                        level = widened[succ] = level + 1
+                    if len(bucket) >= 4 * MAX_STATES_PER_NODE:
+                        raise GaveUp
+                    out = _forget(out, level)
                     if out not in bucket:
-                        if len(bucket) >= MAX_STATES_PER_NODE:
-                            raise GaveUp
                         bucket.add(out)
                         todo.append((succ, out))
         return self.obs
+
+
+def _forget(state, level: int):
+    """A state with fewer facts: level 1 keeps counters and gates, level 2 keeps none."""
+    if level == 0 or not state[1]:
+        return state
+    if level == 1:
+        return state[0], frozenset(f for f in state[1] if f[0].key[0] in ("mod", "first") or not f[0].stable)
+    return state[0], frozenset()
 
 
 def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
