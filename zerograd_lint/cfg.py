@@ -39,6 +39,10 @@ ENTER = "enter"  # a loop is entered from outside
 BACK = "back"
 
 
+# Events whose being run or not is worth a correlated condition (not renames, not unknown calls).
+_ACTS = frozenset({ev.ACC, ev.STEP, ev.STEP_CLEAR, ev.UPDATE, ev.CLEAR, ev.CLEAR_MODELS, ev.OVERWRITE})
+
+
 class TooComplex(Exception):
     """The function is too large to analyse within the node budget."""
 
@@ -74,6 +78,7 @@ class Graph:
     sites: list[Site | None] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
     entry: int = 0
+    idle: set[int] = field(default_factory=set)  # ASSUME nodes of branches that do nothing to gradients
 
     def add(self, op: str, arg: object, loops: tuple[int, ...], site: Site | None = None) -> int:
         if len(self.ops) >= MAX_NODES:
@@ -426,6 +431,7 @@ class Builder:
             arg = loops[source.args[i]] if op in (ENTER, BACK) else source.args[i]
             graph.add(op, arg, self.loops + tuple(loops[l] for l in source.loops_of[i]), source.sites[i])
             graph.succ[base + i] = [base + j for j in source.succ[i]]
+        graph.idle.update(base + i for i in source.idle)
         for p in self.preds:
             graph.succ[p].append(base)
         self.preds = [base + e for e in fragment.exits]
@@ -552,16 +558,28 @@ class Builder:
     def stmt_If(self, node: cst.If) -> None:
         self.expr(node.test)
         before = self.preds
-        self.assume(node.test, True)
-        self.block(node.body)
+        self._branch(node.test, True, lambda: self.block(node.body))
         after = self.preds
         self.preds = before
-        self.assume(node.test, False)
         if isinstance(node.orelse, cst.If):
-            self.stmt_If(node.orelse)
+            self._branch(node.test, False, lambda: self.stmt_If(node.orelse))
         elif isinstance(node.orelse, cst.Else):
-            self.block(node.orelse.body)
+            self._branch(node.test, False, lambda: self.block(node.orelse.body))
+        else:
+            self._branch(node.test, False, lambda: None)
         self.preds = after + self.preds
+
+    def _branch(self, test: cst.BaseExpression, truth: bool, body) -> None:
+        """Assume the test, build the branch; a branch that runs no event and always falls through
+        (logging, metrics) makes its facts idle: not worth tracking for correlation."""
+        first = len(self.graph.ops)
+        self.assume(test, truth)
+        start = len(self.graph.ops)
+        body()
+        graph = self.graph
+        acts = any(op == EVENT and graph.args[n].event.op in _ACTS for n, op in enumerate(graph.ops[start:], start))
+        if self.preds and not acts:
+            graph.idle.update(n for n in range(first, start) if graph.ops[n] == ASSUME)
 
     def stmt_For(self, node: cst.For) -> None:
         self.expr(node.iter)

@@ -349,19 +349,20 @@ def _forget(state, level: int):
 
 def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
     """Facts worth tracking: a condition tested in more than one place (or reached through more
-    than one copy of a function), a counter window tested at two offsets, an Accelerate gate.
-    Keeping every condition would multiply the states by two per `if` for nothing."""
+    than one copy of a function) on a branch that does something to gradients or jumps, a counter
+    window tested at two offsets, an Accelerate gate. Keeping every condition would multiply the
+    states by two per `if` for nothing."""
     tests: dict[tuple, int] = {}
     windows: dict[tuple, set[int]] = {}
     for node, op in enumerate(graph.ops):
-        if op == cfg.ASSUME:
+        if op == cfg.ASSUME and node not in graph.idle:
             fact, _ = graph.args[node]
             tests[fact.key] = tests.get(fact.key, 0) + 1
             if fact.counter is not None:
                 windows.setdefault(fact.counter[:2], set()).add(fact.counter[2])
         elif op == cfg.EVENT and graph.args[node].gate is not None:
             tests[graph.args[node].gate.key] = 3
-    keep = {key for key, count in tests.items() if count > 2}  # an if or a while assumes twice
+    keep = {key for key, count in tests.items() if count >= 2}  # assumed where it matters, twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
     keep |= {key for key in tests if key[0] == "first"}
     return keep
