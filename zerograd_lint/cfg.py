@@ -24,80 +24,14 @@ from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
-from zerograd_lint.scopes import ELEMENT, Scope, dotted_name
+from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, KILL, NOP, SHIFT, EventNode, Fragment, Graph, Loop, Site
+from zerograd_lint.scopes import ELEMENT, dotted_name
 
 MAX_INLINE_DEPTH = 8
-MAX_NODES = 20_000
-
-# node operations
-NOP = "nop"
-EVENT = "event"
-ASSUME = "assume"
-KILL = "kill"
-SHIFT = "shift"
-ENTER = "enter"  # a loop is entered from outside
-BACK = "back"
 
 
 # Events whose being run or not is worth a correlated condition (not renames, not unknown calls).
 _ACTS = frozenset({ev.ACC, ev.STEP, ev.STEP_CLEAR, ev.UPDATE, ev.CLEAR, ev.CLEAR_MODELS, ev.OVERWRITE})
-
-
-class TooComplex(Exception):
-    """The function is too large to analyse within the node budget."""
-
-
-@dataclass(frozen=True)
-class Site:
-    path: str
-    line: int
-    column: int  # 0-based
-    text: str
-    subject: str = ""  # for a step or a clear: the code naming the optimizer (`self.optimizer`)
-
-
-@dataclass
-class Loop:
-    id: int
-    keyword: str  # "for", "while", "def" (a per-batch callback), "step" (step(closure))
-    path: str
-    line: int
-    column: int  # 0-based, at the keyword
-    length: int  # of the keyword
-    parent: int | None
-    counters: frozenset[str] = frozenset()  # names that advance by one per iteration
-    node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass
-class Graph:
-    ops: list[str] = field(default_factory=list)
-    args: list[object] = field(default_factory=list)
-    succ: list[list[int]] = field(default_factory=list)
-    loops_of: list[tuple[int, ...]] = field(default_factory=list)
-    sites: list[Site | None] = field(default_factory=list)
-    loops: list[Loop] = field(default_factory=list)
-    entry: int = 0
-    idle: set[int] = field(default_factory=set)  # ASSUME nodes of branches that do nothing to gradients
-
-    def add(self, op: str, arg: object, loops: tuple[int, ...], site: Site | None = None) -> int:
-        if len(self.ops) >= MAX_NODES:
-            raise TooComplex
-        self.ops.append(op)
-        self.args.append(arg)
-        self.succ.append([])
-        self.loops_of.append(loops)
-        self.sites.append(site)
-        return len(self.ops) - 1
-
-
-@dataclass(frozen=True)
-class Fragment:
-    """A function body's graph, ready to be copied in at a call site (node 0 is its entry)."""
-
-    graph: Graph
-    exits: list[int]
-    inlined: frozenset[cst.FunctionDef]  # the functions it holds, at any depth
 
 
 def _context(frame: Frame) -> tuple:
@@ -108,13 +42,6 @@ def _context(frame: Frame) -> tuple:
         out.append((frame.scope, bound, frame.cls, tuple(frame.arguments.items())))
         frame = frame.parent
     return tuple(out)
-
-
-@dataclass(frozen=True)
-class EventNode:
-    event: ev.Event
-    gate: Fact | None = None  # inside accelerator.accumulate(): runs only when the fact holds
-    recovery: bool = False  # inside an exception handler: a deliberate discard, never ZG003
 
 
 class _Ctx:

@@ -20,15 +20,17 @@ from zerograd_lint import rules, vocabulary, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
-from zerograd_lint.cfg import Builder, TooComplex
+from zerograd_lint.codes import RULES
+from zerograd_lint.cfg import Builder
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.flow import GaveUp, analyse
+from zerograd_lint.graph import TooComplex
 from zerograd_lint.project import Project
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.select import select
-from zerograd_lint.sparse import sparse_text
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.sparse import sparse_text
 from zerograd_lint.survey import MODULE, Unparsable, connect, survey_all
 
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
@@ -253,7 +255,7 @@ def _names_called(node: cst.CSTNode) -> set[str]:
 
 
 def _finding(path: str, raw: rules.Raw) -> Finding:
-    rule = rules.RULES[raw.code]
+    rule = RULES[raw.code]
     return Finding(
         path=path,
         line=raw.line,

@@ -1,4 +1,4 @@
-"""The dataflow: what each gradient set holds along every path of a graph from `cfg.py`.
+"""The dataflow: what each gradient set holds along every path of a graph built by `cfg.py`.
 
 Two passes over one graph:
 
@@ -21,10 +21,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from zerograd_lint import cfg
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import Key, Resolver, last_name, related
 from zerograd_lint.conditions import advance
+from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, KILL, SHIFT, Graph
 from zerograd_lint.vocabulary import reads_as_model
 
 MAX_STATES_PER_NODE = 256
@@ -77,7 +77,7 @@ class Observations:
 
 @dataclass
 class Analysis:
-    graph: cfg.Graph
+    graph: Graph
     resolved: dict[int, Resolved]
     attribution: dict[int, frozenset[Key]]
     observations: Observations
@@ -99,9 +99,9 @@ def _set_links(key: Key, resolver: Resolver) -> tuple[frozenset[Key], bool]:
     return info.links, info.links_known
 
 
-def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
+def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
     """Decide which gradient sets each clear reaches, now that every stepped set is known."""
-    events = {n: graph.args[n].event for n, op in enumerate(graph.ops) if op == cfg.EVENT}
+    events = {n: graph.args[n].event for n, op in enumerate(graph.ops) if op == EVENT}
     sets: list[Key] = []
     for event in events.values():
         if event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE):
@@ -169,7 +169,7 @@ def resolve_events(graph: cfg.Graph, resolver: Resolver) -> dict[int, Resolved]:
 # ------------------------------------------------------------------------- attribution
 
 
-def attribute_backwards(graph: cfg.Graph, resolved: dict[int, Resolved]) -> dict[int, frozenset[Key]]:
+def attribute_backwards(graph: Graph, resolved: dict[int, Resolved]) -> dict[int, frozenset[Key]]:
     acc_nodes = [n for n, r in resolved.items() if r.op in (ev.ACC,)]
     result: dict[int, frozenset[Key]] = {}
     all_sets = {k for r in resolved.values() for k in r.steps}
@@ -186,7 +186,7 @@ def attribute_backwards(graph: cfg.Graph, resolved: dict[int, Resolved]) -> dict
     return result
 
 
-def _steps_reachable(graph: cfg.Graph, resolved, start: int, stop) -> set[Key]:
+def _steps_reachable(graph: Graph, resolved, start: int, stop) -> set[Key]:
     found: set[Key] = set()
     seen = {start}
     todo = list(graph.succ[start])
@@ -215,7 +215,7 @@ def _with(sets: dict[Key, SetState], key: Key, value: SetState) -> None:
 
 
 class _Machine:
-    def __init__(self, graph: cfg.Graph, resolved, attribution) -> None:
+    def __init__(self, graph: Graph, resolved, attribution) -> None:
         self.graph = graph
         self.resolved = resolved
         self.attribution = attribution
@@ -226,29 +226,29 @@ class _Machine:
         """The states after `node` (an empty list: the path is infeasible)."""
         sets_t, facts = state
         op = self.graph.ops[node]
-        if op == cfg.EVENT:
+        if op == EVENT:
             gate = self.graph.args[node].gate
             if gate is not None and (gate, False) in facts:
                 return [state]  # Accelerate skips it: not a sync step
             sets = dict(sets_t)
             self.event(node, sets)
             return [(tuple(sorted(sets.items())), facts)]
-        if op == cfg.ASSUME:
+        if op == ASSUME:
             fact, value = self.graph.args[node]
             if fact.key not in self.correlated:
                 return [state]
             if (fact, not value) in facts:
                 return []
             return [(sets_t, facts | {(fact, value)})]
-        if op == cfg.KILL:
+        if op == KILL:
             names = self.graph.args[node]
             return [(sets_t, frozenset(f for f in facts if not (f[0].names & names)))]
-        if op == cfg.SHIFT:
+        if op == SHIFT:
             name = self.graph.args[node]
             return [(sets_t, advance(facts, frozenset({name}), lambda f: name in f.names))]
-        if op == cfg.ENTER:
+        if op == ENTER:
             return [state]
-        if op == cfg.BACK:
+        if op == BACK:
             loop = self.graph.loops[self.graph.args[node]]
             crossed = {}
             for key, value in sets_t:
@@ -347,7 +347,7 @@ def _forget(state, level: int):
     return state[0], frozenset()
 
 
-def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
+def _correlated_facts(graph: Graph) -> set[tuple]:
     """Facts worth tracking: a condition tested in more than one place (or reached through more
     than one copy of a function) on a branch that does something to gradients or jumps, a counter
     window tested at two offsets, an Accelerate gate. Keeping every condition would multiply the
@@ -355,12 +355,12 @@ def _correlated_facts(graph: cfg.Graph) -> set[tuple]:
     tests: dict[tuple, int] = {}
     windows: dict[tuple, set[int]] = {}
     for node, op in enumerate(graph.ops):
-        if op == cfg.ASSUME and node not in graph.idle:
+        if op == ASSUME and node not in graph.idle:
             fact, _ = graph.args[node]
             tests[fact.key] = tests.get(fact.key, 0) + 1
             if fact.counter is not None:
                 windows.setdefault(fact.counter[:2], set()).add(fact.counter[2])
-        elif op == cfg.EVENT and graph.args[node].gate is not None:
+        elif op == EVENT and graph.args[node].gate is not None:
             tests[graph.args[node].gate.key] = 3
     keep = {key for key, count in tests.items() if count >= 2}  # assumed where it matters, twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
@@ -372,7 +372,7 @@ def _cross(tag: Tag | None, loop: int) -> Tag | None:
     return tag._replace(crossed=tag.crossed | {loop}) if tag is not None else None
 
 
-def analyse(graph: cfg.Graph, resolver: Resolver) -> Analysis:
+def analyse(graph: Graph, resolver: Resolver) -> Analysis:
     resolved = resolve_events(graph, resolver)
     attribution = attribute_backwards(graph, resolved)
     observations = _Machine(graph, resolved, attribution).run()

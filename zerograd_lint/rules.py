@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import NamedTuple
 
-from zerograd_lint import cfg
 from zerograd_lint.bindings import Key
-from zerograd_lint.codes import RULES
 from zerograd_lint.flow import Analysis
+from zerograd_lint.graph import Graph, Loop, Site
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,8 @@ class Raw:
     column: int
     length: int
     message: str
-    loop: cfg.Loop | None
-    related: tuple[tuple[str, cfg.Site], ...] = ()  # (role, call)
+    loop: Loop | None
+    related: tuple[tuple[str, Site], ...] = ()  # (role, call)
 
 
 # ------------------------------------------------------------------------- judging
@@ -43,13 +42,13 @@ class Anchor(NamedTuple):
     line: int
     column: int
     length: int
-    loop: cfg.Loop | None
+    loop: Loop | None
 
-    def raw(self, code: str, message: str, related: tuple[tuple[str, cfg.Site], ...] = ()) -> Raw:
+    def raw(self, code: str, message: str, related: tuple[tuple[str, Site], ...] = ()) -> Raw:
         return Raw(self.path, code, self.line, self.column, self.length, message, self.loop, related)
 
 
-def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> Anchor:
+def _anchor(graph: Graph, node: int, crossed: frozenset[int]) -> Anchor:
     """The innermost loop around `node` that the contributions went around, else the innermost
     loop around `node`, else `node` itself."""
     loops = graph.loops_of[node]
@@ -61,7 +60,7 @@ def _anchor(graph: cfg.Graph, node: int, crossed: frozenset[int]) -> Anchor:
     return Anchor(loop.path, loop.line, loop.column, loop.length, loop)
 
 
-def _call(graph: cfg.Graph, node: int, here: str) -> str:
+def _call(graph: Graph, node: int, here: str) -> str:
     """`opt.step() (line 14)`, or `(engine.py line 14)` when the call is in another file."""
     site = graph.sites[node]
     where = "" if site.path == here else f"{PurePath(site.path).name} "
@@ -118,7 +117,7 @@ def _judge(analysis: Analysis) -> list[Raw]:
     return out
 
 
-def _depth(graph: cfg.Graph, loop: cfg.Loop) -> int:
+def _depth(graph: Graph, loop: Loop) -> int:
     depth = 0
     while loop.parent is not None:
         depth += 1
