@@ -87,8 +87,7 @@ def check_project(
             cache.put(part, found.findings, found.errors)
     for path, text in texts.items():  # the others can only have markers that suppress nothing
         if path not in chosen and path not in result.errors:
-            kept, _ = rules.suppress(path, [], rules.scan_markers(text))
-            result.findings[path] = sorted(_finding(path, raw) for raw in kept)
+            result.findings[path] = sorted(_finding(path, raw) for raw in rules.unused_markers(path, text))
     if cache is not None:
         cache.put(whole, result.findings, result.errors)
     return result

@@ -375,5 +375,7 @@ def _cross(tag: Tag | None, loop: int) -> Tag | None:
 def analyse(graph: Graph, resolver: Resolver) -> Analysis:
     resolved = resolve_events(graph, resolver)
     attribution = attribute_backwards(graph, resolved)
+    if not any(attribution.values()):  # no backward reaches a step: no set ever holds fresh gradients
+        return Analysis(graph, resolved, attribution, Observations())
     observations = _Machine(graph, resolved, attribution).run()
     return Analysis(graph, resolved, attribution, observations)

@@ -178,6 +178,9 @@ class _Words:
             function.steps = function.touches = True
         if isinstance(node, ast.Call):
             callee = _last(node.func)
+            # only a call accumulates: `Function.backward` named, not called, is autograd's business
+            plain = isinstance(node.func, ast.Name)
+            function.accumulates |= callee in (self.plain_accumulating if plain else self.accumulating)
             if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
                 function.touches = True  # builds an optimizer: its module is worth parsing
             if callee in CALLBACK_TAKERS and node.args:
@@ -187,10 +190,8 @@ class _Words:
                 elif isinstance(first, ast.Call) and _last(first.func):
                     self.survey.callback_factories.add(_last(first.func))
         if isinstance(node, ast.Attribute):
-            function.accumulates |= node.attr in self.accumulating
             function.touches |= node.attr in self.touching
         elif isinstance(node, ast.Name):
-            function.accumulates |= node.id in self.plain_accumulating
             function.touches |= node.id in self.plain_touching
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name):
