@@ -124,8 +124,11 @@ class Resolver:
         if module.path not in self._loaded:
             try:
                 module.parse()
-            except cst.ParserSyntaxError as exc:
-                module.error = f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}"
+            except cst.ParserSyntaxError as exc:  # Python's own parser accepted it in the first look
+                module.error = (
+                    f"LibCST cannot parse it (Python can): {exc.message.splitlines()[0]} "
+                    f"at {exc.raw_line}:{exc.raw_column + 1}"
+                )
             except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
                 module.error = f"cannot parse: {type(exc).__name__}: {exc}"
             if module.error:

@@ -483,29 +483,43 @@ class Builder:
         self.preds = []
 
     def stmt_If(self, node: cst.If) -> None:
-        self.expr(node.test)
-        before = self.preds
-        self._branch(node.test, True, lambda: self.block(node.body))
-        after = self.preds
-        self.preds = before
-        if isinstance(node.orelse, cst.If):
-            self._branch(node.test, False, lambda: self.stmt_If(node.orelse))
-        elif isinstance(node.orelse, cst.Else):
+        """An `elif` chain is built in a loop, not by recursion: generated code has hundreds."""
+        taken: list[list[int]] = []  # the exits of each test's true branch
+        chained: list[tuple[int, int, int]] = []  # (first, start, level) of each false branch going on
+        while True:
+            self.expr(node.test)
+            before = self.preds
+            self._branch(node.test, True, lambda: self.block(node.body))
+            taken.append(self.preds)
+            self.preds = before
+            if not isinstance(node.orelse, cst.If):
+                break
+            first = len(self.graph.ops)
+            self.assume(node.test, False)
+            chained.append((first, len(self.graph.ops), len(taken)))
+            node = node.orelse
+        if isinstance(node.orelse, cst.Else):
             self._branch(node.test, False, lambda: self.block(node.orelse.body))
         else:
             self._branch(node.test, False, lambda: None)
-        self.preds = after + self.preds
+        last = self.preds
+        for first, start, level in chained:  # once the rest of the chain is built, as `_branch` does
+            self._idle_unless_acting(first, start, falls_through=bool(last) or any(taken[level:]))
+        self.preds = [n for exits in taken for n in exits] + last
 
     def _branch(self, test: cst.BaseExpression, truth: bool, body) -> None:
-        """Assume the test, build the branch; a branch that runs no event and always falls through
-        (logging, metrics) makes its facts idle: not worth tracking for correlation."""
         first = len(self.graph.ops)
         self.assume(test, truth)
         start = len(self.graph.ops)
         body()
+        self._idle_unless_acting(first, start, falls_through=bool(self.preds))
+
+    def _idle_unless_acting(self, first: int, start: int, falls_through: bool) -> None:
+        """A branch (its facts assumed from `first`, its code built from `start`) that runs no
+        event and falls through (logging, metrics) makes its facts idle: not worth tracking."""
         graph = self.graph
         acts = any(op == EVENT and graph.args[n].event.op in _ACTS for n, op in enumerate(graph.ops[start:], start))
-        if self.preds and not acts:
+        if falls_through and not acts:
             graph.idle.update(n for n in range(first, start) if graph.ops[n] == ASSUME)
 
     def stmt_For(self, node: cst.For) -> None:

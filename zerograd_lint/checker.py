@@ -26,13 +26,14 @@ from zerograd_lint.events import Classifier
 from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.graph import TooComplex
-from zerograd_lint.project import Project
+from zerograd_lint.project import Project, TooDeep
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.select import select
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import sparse_text
 from zerograd_lint.survey import MODULE, Unparsable, connect, survey_all
 
+_TOO_DEEP = "too deeply nested to analyse"
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -100,7 +101,7 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
         raws = _analyse(texts, vocabulary, result.errors, exhaustive)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
-            result.errors.setdefault(path, SourceError(path, "too deeply nested to analyse"))
+            result.errors.setdefault(path, SourceError(path, _TOO_DEEP))
     for path, text in texts.items():
         if path in result.errors:
             continue
@@ -174,8 +175,14 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
     inlined: set[cst.FunctionDef] = set()  # analysed within a caller that was analysed
     for module, found in modules:
         for node, scope in module.scopes.items():
-            line = module.positions[node].start.line if scope.kind == "function" else MODULE
-            if scope.kind == "class" or line not in found.roots:
+            if scope.kind == "class" or module.path in errors:
+                continue
+            try:
+                line = module.positions[node].start.line if scope.kind == "function" else MODULE
+            except TooDeep:
+                errors[module.path] = SourceError(module.path, _TOO_DEEP)
+                continue
+            if line not in found.roots:
                 continue
             callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
             if scope.enclosing_class() is not None:  # parse where its subclasses may be
@@ -189,6 +196,10 @@ def _analyse(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceE
                     inlined |= builder.inlined
                 except (TooComplex, GaveUp):
                     continue  # its callees keep their own findings
+                except TooDeep as exc:  # this module or one it calls into: that file's loss alone
+                    errors.setdefault(exc.path, SourceError(exc.path, _TOO_DEEP))
+                except RecursionError:
+                    errors.setdefault(module.path, SourceError(module.path, _TOO_DEEP))
     unique: dict[tuple, rules.Raw] = {}
     for node, found_raws in per_root:
         if node in inlined:

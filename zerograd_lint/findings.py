@@ -98,3 +98,15 @@ class SourceError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def describe(exc: BaseException, limit: int = 200) -> str:
+    """`Type: message` on one line, even when the message cannot be made (its `str()` raises, or
+    recurses through a deep syntax tree)."""
+    try:
+        message = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - anything: the type alone still names the failure
+        message = ""
+    if len(message) > limit:
+        message = message[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -19,6 +19,15 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from zerograd_lint.scopes import Scope, build_scopes
 
 
+class TooDeep(Exception):
+    """LibCST recursed too deep over a module `ast` accepted (its positions are computed by
+    generating the code back, recursively)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
 @dataclass(eq=False)
 class Module:
     name: str
@@ -47,7 +56,12 @@ class Module:
         """Positions cost as much as the parse itself: computed only for modules whose code ends
         up in a graph, not for those parsed to read an optimizer factory or a base class."""
         if self._positions is None:
-            self._positions = MetadataWrapper(self.cst, unsafe_skip_copy=True).resolve(PositionProvider)
+            try:
+                self._positions = MetadataWrapper(self.cst, unsafe_skip_copy=True).resolve(PositionProvider)
+            except (RecursionError, KeyError):  # LibCST turns its RecursionError into a KeyError
+                self._positions = TooDeep(self.path)
+        if isinstance(self._positions, TooDeep):
+            raise self._positions
         return self._positions
 
     @property

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from zerograd_lint.cache import Cache
 from zerograd_lint.files import Missing, discover, read_source
-from zerograd_lint.findings import Finding, SourceError
+from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.settings import Settings
 
@@ -160,5 +160,6 @@ def _check_alone(path: str, source: str | bytes, settings: Settings):
     except (RecursionError, MemoryError) as exc:
         error = SourceError(path, f"too large or deeply nested to analyse ({type(exc).__name__})")
     except Exception as exc:
-        error = SourceError(path, f"internal error: {type(exc).__name__}: {exc}")
+        error = SourceError(path, f"internal error: {describe(exc)}")
     return Result(errors={path: error})
+

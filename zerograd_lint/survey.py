@@ -122,7 +122,9 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             if in_loop:
                 words.note(node, function.in_loops)
         body_of_class = isinstance(node, ast.ClassDef)
-        stack.extend((child, owner, body_of_class, in_loop, depth + 1) for child in ast.iter_child_nodes(node))
+        # `a and b and c` is one node here, but LibCST nests one per operator: count them all
+        deeper = depth + (len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1)
+        stack.extend((child, owner, body_of_class, in_loop, deeper) for child in ast.iter_child_nodes(node))
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             survey.top[statement.name] = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from zerograd_lint.checker import Result
-from zerograd_lint.findings import Finding, Fix
+from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.located import Located
 from zerograd_lint.fix.plan import Declined, Operation, plan
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
@@ -117,7 +117,7 @@ class _Rounds:
             try:
                 after = self.check({**self.sources, **fixed_sources})
             except Exception as exc:  # an internal error of the analysis: write nothing
-                reason = f"the fixed sources could not be checked again ({type(exc).__name__}: {exc})"
+                reason = f"the fixed sources could not be checked again ({describe(exc)})"
                 self._drop(files, {path: _all(file, reason) for path, file in files.items()})
                 return Fixes(declined=sorted_declined(self.declined), result=self.result)
             failed = self._failures(files, after)

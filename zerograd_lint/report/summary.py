@@ -17,7 +17,7 @@ def summary(files: int, findings: Sequence[Finding], errors: int) -> str:
     if errors:
         checked += f", {errors} could not be"
     if not findings:
-        return f"All checks passed ({checked})."
+        return f"{'No findings' if errors else 'All checks passed'} ({checked})."
     places = len({f.path for f in findings})
     return f"Found {_count(len(findings), 'finding')} in {_count(places, 'file')} ({checked})."
 
@@ -32,7 +32,7 @@ def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Findin
     if unwritten:
         checked += f"; {_count(unwritten, 'file')} could not be written"
     if not fixed and not remaining:
-        return f"All checks passed ({checked})."
+        return f"{'No findings' if errors else 'All checks passed'} ({checked})."
     where = f" in {_count(len({f.path for f in fixed}), 'file')}" if fixed else ""
     done = f"{'Would fix' if diff else 'Fixed'} {_count(len(fixed), 'finding')}{where}"
     left = f"{len(remaining)} would remain" if diff else f"{len(remaining)} remaining"
