@@ -106,7 +106,7 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
         if path in result.errors:
             continue
         mine = [raw for raw in raws if raw.path == path]
-        kept, _ = rules.suppress(path, mine, rules.scan_markers(text))
+        kept = rules.suppress(path, mine, rules.scan_markers(text))[0] if mine else rules.unused_markers(path, text)
         result.findings[path] = sorted(_finding(path, raw) for raw in kept)
     return result
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from zerograd_lint.scopes import Scope, build_scopes
 
@@ -57,7 +58,7 @@ class Module:
         up in a graph, not for those parsed to read an optimizer factory or a base class."""
         if self._positions is None:
             try:
-                self._positions = MetadataWrapper(self.cst, unsafe_skip_copy=True).resolve(PositionProvider)
+                self._positions = _positions(self.cst)
             except (RecursionError, KeyError):  # LibCST turns its RecursionError into a KeyError
                 self._positions = TooDeep(self.path)
         if isinstance(self._positions, TooDeep):
@@ -165,3 +166,15 @@ class Project:
                     return None
                 return module, (rest[0] if rest else None)
         return None
+
+
+def _positions(tree: cst.Module) -> dict[cst.CSTNode, CodeRange]:
+    """`PositionProvider`'s positions, by its own code generation. `MetadataWrapper.resolve`
+    would add a visit of the whole tree for batched providers, of which there are none here:
+    40% of the cost."""
+    provider = PositionProvider()
+    state = PositionProvidingCodegenState(
+        default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
+    )
+    tree._codegen(state)
+    return provider._computed

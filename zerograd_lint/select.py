@@ -18,15 +18,25 @@ Two rounds of imports are followed, enough for a script, its engine and the engi
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from pathlib import PurePath
 
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
 
-_ACCUMULATES = r"backward|update_params"
-_TOUCHES = r"\.step\s*\(|zero_grad|\.grad\b|update_params|optimizer_step|_foreach_zero_|optim|Optimizer|LBFGS"
-_STEPS = r"\.step\s*\(|update_params|optimizer_step"
+_BACKWARD_CALL = re.compile(r"backward\s*\(")
+_FACTORY = r"(?:create|build|make|get|init|setup|configure|load)_?optimi[sz]ers?\s*\("
+# (a substring every match contains, the pattern, if the substring is not enough). A substring is
+# found fast; a pattern of many alternatives is tried at every position of the text.
+_STEP_CUES = ((".step", r"\.step\s*\("), ("update_params", None), ("optimizer_step", None))
+_TOUCH_CUES = (
+    *_STEP_CUES, ("zero_grad", None), (".grad", r"\.grad\b"), ("_foreach_zero_", None),
+    # an optimizer built: `optim.AdamW(`, `SGD(`, `build_optimizer(`, or the word `Optimizer`
+    ("optim.", r"optim\.\w+\s*\("), ("Optimizer", None), ("Optimiser", None), ("ptimi", _FACTORY),
+    *((name, re.escape(name) + r"\s*\(") for name in sorted(OPTIMIZER_CLASSES)),
+)
 # a hand-written update reading `.grad` on the same line: a step too
 _UPDATES = re.compile(r"(?:-=|\+=|\.(?:add|sub|addcdiv|addcmul|copy|lerp)_\()[^\n]*\.grad\b")
 _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#;)]+)", re.MULTILINE)
@@ -40,13 +50,33 @@ def _stem(path: str) -> str:
     return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
 
 
-def _word(pattern: str, extra: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join([pattern, *map(re.escape, extra)]))
+def _accumulates(extra: tuple[str, ...]):
+    """Does a text call a backward (`loss.backward()`, `backward(t)`, `self.manual_backward(loss)`)?
+    The `def backward(ctx, grad)` of an autograd Function does not count. Patterns that start
+    with a literal are searched fast; a look-behind would be tried at every position."""
+    own = _cues((("update_params", None),), extra)
+
+    def accumulates(text: str) -> bool:
+        if own(text):
+            return True
+        return any(not text.endswith("def ", 0, m.start()) for m in _BACKWARD_CALL.finditer(text))
+
+    return accumulates
+
+
+def _cues(cues, extra: tuple[str, ...]):
+    """Does a text hold one of the cues, or one of the vocabulary's own words?"""
+    compiled = [(sub, re.compile(pattern) if pattern else None) for sub, pattern in cues]
+    compiled += [(word, re.compile(r"\b" + re.escape(word) + r"\b")) for word in extra]
+
+    def found(text: str) -> bool:
+        return any(sub in text and (pattern is None or pattern.search(text)) for sub, pattern in compiled)
+
+    return found
 
 
 _TOP = re.compile(r"^(?=[^\s#)\]}])", re.MULTILINE)  # where a module-level statement starts
 _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
-_ATTRIBUTE_CALL = re.compile(r"\b(\w+)\.(\w+)\s*\(")
 
 
 class _Index:
@@ -56,33 +86,43 @@ class _Index:
         self.text = text
         self._imports: list[tuple[str, set[str]]] | None = None
         self._definitions: dict[str, str] | None = None
+        self._attributes: dict[str, set[str]] = {}
 
     @property
-    def imports(self) -> list[tuple[str, set[str]]]:
-        """(last part of a module's name, the names used from it): `from a.b import c` gives
-        ("b", {"c"}) and ("c", set()); `import a.b as m` and `m.f(...)` give ("b", {"f"})."""
+    def imports(self) -> list[tuple[str, str | set[str]]]:
+        """(last part of a module's name, the names used from it, or the local name it is bound to):
+        `from a.b import c` gives ("b", {"c"}) and ("c", set()); `import a.b as m` gives ("b", "m")."""
         if self._imports is None:
             text = self.text
-            found: list[tuple[str, set[str]]] = []
+            found: list[tuple[str, str | set[str]]] = []
             for origin, names in _FROM.findall(text):
                 imported = {n.split()[0] for n in names.split(",") if n.split()}
                 module = origin.strip(".").rsplit(".", 1)[-1]
                 if module:
                     found.append((module, imported))
                 found.extend((name, set()) for name in imported)
-            plain = _IMPORT.findall(text)
-            calls: dict[str, set[str]] = {}
-            if plain:
-                for owner, attribute in _ATTRIBUTE_CALL.findall(text):
-                    calls.setdefault(owner, set()).add(attribute)
-            for chunk in plain:
+            for chunk in _IMPORT.findall(text):
                 for item in chunk.split(","):
                     words = item.split()
                     if words:
                         local = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
-                        found.append((words[0].rsplit(".", 1)[-1], calls.get(local, set())))
+                        found.append((words[0].rsplit(".", 1)[-1], local))
             self._imports = found
         return self._imports
+
+    def used(self, names: str | set[str]) -> set[str]:
+        """The names used from an import: those imported, or those called on its local name
+        (`m.f(...)` gives "f"), looked up only for the imports that matter."""
+        if not isinstance(names, str):
+            return names
+        if names not in self._attributes:
+            text = self.text
+            self._attributes[names] = {  # `m.f(`, not `xm.f(` nor `x.m.f(`
+                match.group(1)
+                for match in re.finditer(re.escape(names) + r"\.(\w+)\s*\(", text)
+                if match.start() == 0 or not (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_.")
+            }
+        return self._attributes[names]
 
     def definition(self, name: str) -> str | None:
         """The text of the module-level `def` or `class` called `name`, if the file has one."""
@@ -90,7 +130,7 @@ class _Index:
             starts = [m.start() for m in _TOP.finditer(self.text)] + [len(self.text)]
             self._definitions = {}
             for match in _DEFINITION.finditer(self.text):
-                end = next((s for s in starts if s > match.start()), len(self.text))
+                end = starts[bisect.bisect_right(starts, match.start())]
                 self._definitions.setdefault(match.group(1), self.text[match.start() : end])
         return self._definitions.get(name)
 
@@ -111,28 +151,28 @@ def _callers(files: dict[str, _Index], sources: set[str], known: set[str], train
             (block := files[source].definition(name)) is not None and trains(block)
             for module, names in file.imports
             for source in stems.get(module, ())
-            for name in names
+            for name in file.used(names)
         ):
             found.add(path)
     return found
 
 
 def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
-    accumulates = _word(_ACCUMULATES, words.backwards)
-    touches = _word(_TOUCHES, (*words.clears, *words.steps, *words.optimizers))
-    steps = _word(_STEPS, (*words.steps, *words.optimizers))
+    accumulates = _accumulates(words.backwards)
+    touches = _cues(_TOUCH_CUES, (*words.clears, *words.steps, *words.optimizers))
+    steps = _cues(_STEP_CUES, (*words.steps, *words.optimizers))
 
     def steps_in(text: str) -> bool:
-        return bool(steps.search(text)) or (".grad" in text and bool(_UPDATES.search(text)))
+        return steps(text) or (".grad" in text and bool(_UPDATES.search(text)))
 
     def matters(text: str) -> bool:
-        return bool(accumulates.search(text) or touches.search(text))
+        return accumulates(text) or touches(text)
 
     files = {path: _Index(text) for path, text in texts.items()}
     by_stem: dict[str, list[str]] = {}
     for path in texts:
         by_stem.setdefault(_stem(path), []).append(path)
-    chosen = {p for p, t in texts.items() if accumulates.search(t) and steps_in(t)}
+    chosen = {p for p, t in texts.items() if accumulates(t) and steps_in(t)}
     frontier = set(chosen)
     for _ in range(_ROUNDS):
         grown: set[str] = set()
@@ -143,12 +183,12 @@ def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
                 for candidate in by_stem.get(module, ()):
                     if candidate in chosen or candidate in grown:
                         continue
-                    for name in names:
+                    for name in files[path].used(names):
                         block = files[candidate].definition(name)
                         if block is not None and (name in bases or matters(block)):
                             grown.add(candidate)
                             break
-        grown |= _callers(files, frontier, chosen | grown, lambda block: bool(accumulates.search(block) and (steps_in(block) or touches.search(block))))
+        grown |= _callers(files, frontier, chosen | grown, lambda block: accumulates(block) and (steps_in(block) or touches(block)))
         if not grown:
             break
         chosen |= grown

@@ -135,7 +135,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
 
 # Below this much text the first look runs in this process: starting workers costs more. Measured
 # with benchmarks/parallel_survey.py on this project's 2-core machines.
-PARALLEL_FROM = 1_000_000  # characters
+PARALLEL_FROM = 500_000  # characters
 
 
 def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary) -> dict[str, ModuleSurvey | Unparsable]:
