@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE
 
 from zerograd_lint import checker
 from zerograd_lint.cache import FOLDER, Cache
@@ -16,15 +17,6 @@ from zerograd_lint.checker import check_project
 from zerograd_lint.cli import main
 from zerograd_lint.settings import Vocabulary
 
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    loss = ((model(x) - y) ** 2).mean()
-    loss.backward()
-    optimizer.step()
-"""
 OTHER = "def unrelated():\n    return 1\n"
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE
 
 from zerograd_lint import __version__
 from zerograd_lint.cli import main
@@ -16,15 +17,6 @@ from zerograd_lint.cli import main
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
 
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    loss = ((model(x) - y) ** 2).mean()
-    loss.backward()
-    optimizer.step()
-"""
 CLEAN = STALE.replace("    loss = ((", "    optimizer.zero_grad()\n    loss = ((")
 DISCARDED = """\
 for i, (x, y) in enumerate(data):
@@ -276,3 +268,17 @@ def test_start_up_does_not_import_libcst() -> None:
     )
     assert "zerograd_lint.cli" in importtime.stderr
     assert "libcst" not in importtime.stderr
+
+
+@pytest.mark.parametrize(("source", "parsed"), [
+    ("import torch\n\nprint(torch.zeros(3))\n", False),  # nothing to parse: LibCST is never loaded
+    ("for x in data:\n    loss.backward()\n    opt.step()\n", True),  # a training loop: it is
+])
+def test_libcst_is_imported_only_to_parse(source: str, parsed: bool) -> None:
+    """An on-save check of a file without a training step costs little more than Python's start-up."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "zerograd_lint", "--no-cache", "-", "--stdin-filename", "x.py"],
+        cwd=ROOT, input=source, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == (1 if parsed else 0), done.stderr[-500:]
+    assert (" libcst\n" in done.stderr) == parsed

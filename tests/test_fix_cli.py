@@ -8,19 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE
 
 from zerograd_lint.cli import main
 
 NOTEBOOK = Path(__file__).parent / "fixtures" / "notebooks" / "stale_gradients.ipynb"
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    loss = ((model(x) - y) ** 2).mean()
-    loss.backward()
-    optimizer.step()
-"""
 STALE_FIXED = STALE + "    optimizer.zero_grad()\n"
 DISCARDED = """\
 for i, (x, y) in enumerate(data):

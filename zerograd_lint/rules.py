@@ -13,11 +13,12 @@ import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from zerograd_lint.bindings import Key
-from zerograd_lint.flow import Analysis
-from zerograd_lint.graph import Graph, Loop, Site
+if TYPE_CHECKING:  # suppression runs on files never parsed: no LibCST for it
+    from zerograd_lint.bindings import Key
+    from zerograd_lint.flow import Analysis
+    from zerograd_lint.graph import Graph, Loop, Site
 
 
 @dataclass(frozen=True)
