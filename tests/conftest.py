@@ -1,4 +1,6 @@
-"""Shared test options: `pytest --update-golden` rewrites the golden outputs in tests/golden/."""
+"""Shared test options: `pytest --update-golden` rewrites the golden outputs in tests/golden/;
+`pytest --hypothesis-long` runs the generated-code tests of tests/test_robustness.py with many
+more examples (minutes instead of seconds)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden", action="store_true", default=False,
         help="rewrite tests/golden/* from the current output instead of comparing with it",
+    )
+    parser.addoption(
+        "--hypothesis-long", action="store_true", default=False,
+        help="run the generated-code tests with 25 times more examples, from a random seed",
     )
 
 
