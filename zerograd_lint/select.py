@@ -18,9 +18,9 @@ Two rounds of imports are followed, enough for a script, its engine and the engi
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import PurePath
 
 from zerograd_lint.settings import Vocabulary
@@ -87,13 +87,29 @@ class _Index:
         self._imports: list[tuple[str, set[str]]] | None = None
         self._definitions: dict[str, str] | None = None
         self._attributes: dict[str, set[str]] = {}
+        self._import_lines: str | None = None
+
+    @property
+    def import_lines(self) -> str:
+        """The lines that say `import`, joined: all an import pattern can match (each stays within
+        a line), found with `str.find` rather than a pattern tried at every line of the file."""
+        if self._import_lines is None:
+            text, lines = self.text, []
+            at = text.find("import")
+            while at != -1:
+                end = text.find("\n", at)
+                end = len(text) if end == -1 else end
+                lines.append(text[text.rfind("\n", 0, at) + 1 : end])
+                at = text.find("import", end)
+            self._import_lines = "\n".join(lines)
+        return self._import_lines
 
     @property
     def imports(self) -> list[tuple[str, str | set[str]]]:
         """(last part of a module's name, the names used from it, or the local name it is bound to):
         `from a.b import c` gives ("b", {"c"}) and ("c", set()); `import a.b as m` gives ("b", "m")."""
         if self._imports is None:
-            text = self.text
+            text = self.import_lines
             found: list[tuple[str, str | set[str]]] = []
             for origin, names in _FROM.findall(text):
                 imported = {n.split()[0] for n in names.split(",") if n.split()}
@@ -127,12 +143,23 @@ class _Index:
     def definition(self, name: str) -> str | None:
         """The text of the module-level `def` or `class` called `name`, if the file has one."""
         if self._definitions is None:
-            starts = [m.start() for m in _TOP.finditer(self.text)] + [len(self.text)]
-            self._definitions = {}
-            for match in _DEFINITION.finditer(self.text):
-                end = starts[bisect.bisect_right(starts, match.start())]
-                self._definitions.setdefault(match.group(1), self.text[match.start() : end])
+            text, self._definitions = self.text, {}
+            for match in map(_DEFINITION.match, repeat(text), _line_starts(text, ("def", "class", "async"))):
+                if match:
+                    after = _TOP.search(text, match.end())
+                    self._definitions.setdefault(match.group(1), text[match.start() : after.start() if after else len(text)])
         return self._definitions.get(name)
+
+
+def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
+    """Where lines that start with one of `words` start, in order."""
+    found = [0] if text.startswith(words) else []
+    for word in words:
+        at = text.find("\n" + word)
+        while at != -1:
+            found.append(at + 1)
+            at = text.find("\n" + word, at + 1)
+    return sorted(found)
 
 
 def _callers(files: dict[str, _Index], sources: set[str], known: set[str], trains) -> set[str]:
@@ -145,7 +172,7 @@ def _callers(files: dict[str, _Index], sources: set[str], known: set[str], train
     importing = re.compile(r"^[ \t]*(?:from|import)[^\n]*\b(?:" + "|".join(map(re.escape, stems)) + r")\b", re.MULTILINE)
     found = set()
     for path, file in files.items():
-        if path in known or "optim" not in file.text or not importing.search(file.text):
+        if path in known or "optim" not in file.text or not importing.search(file.import_lines):
             continue
         if any(
             (block := files[source].definition(name)) is not None and trains(block)
