@@ -16,6 +16,7 @@ from a worker process.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 _KEPT_METHODS = frozenset({"__init__", "configure_optimizers", "__call__"})
@@ -41,7 +42,13 @@ class Outline:
     long_statements: tuple[tuple[int, int], ...]  # module-level, not definitions or imports
 
 
-def outline(tree: ast.Module) -> Outline:
+def within(def_lines: list[int], statement: ast.stmt) -> list[int]:
+    """The `def` lines (sorted: every one of the module) inside `statement`, its own included."""
+    first = bisect.bisect_left(def_lines, statement.lineno)
+    return def_lines[first : bisect.bisect_right(def_lines, statement.end_lineno or statement.lineno, first)]
+
+
+def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
     bodies: list[Body] = []
 
     def visit(body: list[ast.stmt], in_class: bool) -> None:
@@ -49,7 +56,7 @@ def outline(tree: ast.Module) -> Outline:
             if isinstance(statement, _DEFS):
                 first = _span(statement.body[0])[0]
                 if first > statement.lineno:  # not a one-liner `def f(): ...`
-                    defs = frozenset(n.lineno for n in ast.walk(statement) if isinstance(n, _DEFS))
+                    defs = frozenset(within(def_lines, statement))
                     kept = in_class and statement.name in _KEPT_METHODS
                     bodies.append(Body(defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept))
             elif isinstance(statement, ast.ClassDef):
