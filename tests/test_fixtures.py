@@ -18,7 +18,7 @@ CASES = sorted(p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).part
 
 def expectations(source: str) -> tuple[set[tuple[int, str]], dict[tuple[int, str], int]]:
     expected, columns = set(), {}
-    for number, line in enumerate(source.splitlines(), start=1):
+    for number, line in enumerate(re.split(r"\r\n|\r|\n", source), start=1):  # as Python numbers lines
         match = EXPECT.search(line)
         if match:
             for item in re.split(r"\s*,\s*", match.group("codes")):

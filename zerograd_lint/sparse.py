@@ -19,6 +19,8 @@ import ast
 import bisect
 from dataclasses import dataclass
 
+from zerograd_lint.lines import lines_of
+
 _KEPT_METHODS = frozenset({"__init__", "configure_optimizers", "__call__"})
 _LONG = 15  # lines: a longer module-level statement that is not a definition is blanked
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -74,7 +76,7 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
 def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> str:
     """`text` with what cannot matter emptied. `keep` holds the `def` lines of the functions that
     can matter."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     changed = False
     for body in shape.bodies:
         if body.kept_method or not body.defs.isdisjoint(keep):

@@ -13,16 +13,13 @@ source can be matched with those of the original.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from zerograd_lint.findings import Edit
-
-# Python's own line breaks (str.splitlines also splits at form feeds and other characters).
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+from zerograd_lint.lines import lines_of
 
 
 @dataclass(frozen=True)
@@ -155,9 +152,6 @@ class Shift:
 NO_SHIFT = Shift()
 
 
-def lines_of(text: str) -> list[str]:
-    """Lines with their line breaks, split where Python splits them (`\\n`, `\\r\\n`, `\\r`)."""
-    return _LINE.findall(text)
 
 
 def edits_between(old: str, new: str) -> tuple[Edit, ...]:
