@@ -36,6 +36,9 @@ class Body:
     last: int
     indent: int  # column of the body's first statement
     kept_method: bool  # `__init__` and the like of a class: never emptied
+    decorated: int = 0  # the first line of the function's decorators (its `def` line if none)
+    header: int = 0  # its `def` line
+    signature: str = ""  # `def name(*args, **kwargs):`, what a header of several lines becomes
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,11 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
                 if first > statement.lineno:  # not a one-liner `def f(): ...`
                     defs = frozenset(within(def_lines, statement))
                     kept = in_class and statement.name in _KEPT_METHODS
-                    bodies.append(Body(defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept))
+                    asynchronous = "async " if isinstance(statement, ast.AsyncFunctionDef) else ""
+                    bodies.append(Body(
+                        defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept,
+                        _span(statement)[0], statement.lineno, f"{asynchronous}def {statement.name}(*args, **kwargs):",
+                    ))
             elif isinstance(statement, ast.ClassDef):
                 visit(statement.body, in_class=True)
 
@@ -81,6 +88,8 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
     for body in shape.bodies:
         if body.kept_method or not body.defs.isdisjoint(keep):
             continue
+        if not module_analysed:
+            _empty_header(lines, body)
         for number in range(body.first - 1, min(body.last, len(lines))):
             line = lines[number]
             ending = _newline(line)
@@ -92,6 +101,23 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
                 lines[number] = _newline(lines[number])
             changed = True
     return "".join(lines) if changed else text
+
+
+def _empty_header(lines: list[str], body: Body) -> None:
+    """An emptied function keeps its name and nothing else: its decorators become empty lines and
+    a header of several lines one `def name(*args, **kwargs):`. The analysis reads neither for a
+    function it does not follow, and they are much of what is left of a large test module (a
+    decorator of three lines on each of hundreds of tests). Only when the module body is not
+    analysed: decorators run there."""
+    if body.header > len(lines) or body.first > len(lines):
+        return
+    for number in range(body.decorated - 1, body.header - 1):
+        lines[number] = _newline(lines[number])
+    if body.first - 1 > body.header and not lines[body.first - 1][: body.indent].strip():
+        line = lines[body.header - 1]
+        lines[body.header - 1] = line[: len(line) - len(line.lstrip())] + body.signature + _newline(line)
+        for number in range(body.header, body.first - 1):
+            lines[number] = _newline(lines[number])
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from zerograd_lint import check_source
+from zerograd_lint.lines import lines_of
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 RUNNER = Path(__file__).with_name("run_guarded.py")
@@ -32,7 +33,7 @@ RUNNABLE = sorted(
 
 
 def without_comments(source: str) -> str:
-    lines = source.splitlines(keepends=True)
+    lines = lines_of(source)  # as Python numbers them: not at form feeds
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
             row, column = token.start
