@@ -2,7 +2,7 @@
 
     python benchmarks/speed.py                      # the installed torch and transformers packages
     python benchmarks/speed.py --runs 5 PATH...     # your own trees (median of 5 runs)
-    python benchmarks/speed.py --with-libcst        # also a bare LibCST parse of every file (~100 s on torch)
+    python benchmarks/speed.py --with-libcst        # also a bare LibCST parse of every file (about a minute on torch)
 
 Each command runs as a process of its own, from an empty temporary folder (so the results cache
 lands there, not in the tree), and is timed from outside: wall seconds and peak RSS, with GNU
@@ -166,7 +166,7 @@ def main() -> None:
     parser.add_argument("paths", nargs="*", help="trees to check (default: the installed torch and transformers)")
     parser.add_argument("--runs", type=int, default=3, help="runs per command; the median is shown (default: 3)")
     parser.add_argument("--with-libcst", action="store_true",
-                        help="also time a bare LibCST parse of every file (slow: about 100 s on torch, one run)")
+                        help="also time a bare LibCST parse of every file (slow: about a minute on torch, one run)")
     args = parser.parse_args()
 
     baseline = ruff()
@@ -187,7 +187,7 @@ def main() -> None:
     print(f"zerograd-lint: {' '.join(lint)}; ruff: {' '.join(baseline)}; median of {args.runs} runs; "
           f"peak RSS from {'GNU time' if os.access(GNU_TIME, os.X_OK) else 'getrusage'}")
     if not args.with_libcst:
-        print("bare LibCST parse: not measured (--with-libcst; about 100 s on torch)")
+        print("bare LibCST parse: not measured (--with-libcst; about a minute on torch)")
 
     headline = []
     for name, tree in trees:

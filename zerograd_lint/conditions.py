@@ -40,8 +40,12 @@ def _text(module: cst.Module, node: cst.CSTNode) -> str:
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression without its outer parentheses, unless they belong to it (`()`)."""
     if getattr(node, "lpar", None):
-        return node.with_changes(lpar=[], rpar=[])
+        try:
+            return node.with_changes(lpar=[], rpar=[])
+        except cst.CSTValidationError:
+            return node
     return node
 
 
