@@ -10,6 +10,7 @@ repository. In a fresh clone that snapshot is the clone itself.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def test_hook_runs_the_console_script_with_force_exclude() -> None:
     assert hook["id"] == "zerograd-lint"
     assert hook["language"] == "python"
     assert hook["entry"].split() == ["zerograd-lint", "--force-exclude"]
-    assert hook["types_or"] == ["python", "pyi"]
+    assert hook["types_or"] == ["python", "pyi", "jupyter"]
     assert 'zerograd-lint = "zerograd_lint.cli:main"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 
 
@@ -110,6 +111,15 @@ def test_try_repo_passes_a_correct_script(snapshot: Path, tmp_path: Path) -> Non
     done = try_repo(snapshot, repository, tmp_path / "pre-commit-home")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Passed" in done.stdout
+
+
+def test_try_repo_checks_notebooks(snapshot: Path, tmp_path: Path) -> None:
+    notebook = (ROOT / "tests" / "fixtures" / "notebooks" / "stale_gradients.ipynb").read_text(encoding="utf-8")
+    repository = user_repository(tmp_path / "user", {"analysis.ipynb": notebook, "train_correct.py": CORRECT})
+    done = try_repo(snapshot, repository, tmp_path / "pre-commit-home")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert re.search(r"analysis\.ipynb:cell \d+:\d+:\d+: ZG001 ", output), output
 
 
 def test_try_repo_keeps_configured_excludes(snapshot: Path, tmp_path: Path) -> None:
