@@ -272,6 +272,7 @@ def test_start_up_does_not_import_libcst() -> None:
 
 @pytest.mark.parametrize(("source", "parsed"), [
     ("import torch\n\nprint(torch.zeros(3))\n", False),  # nothing to parse: LibCST is never loaded
+    ("def once(loss, opt):\n    loss.backward()\n    opt.step()\n", False),  # a backward and a step, no loop
     ("for x in data:\n    loss.backward()\n    opt.step()\n", True),  # a training loop: it is
 ])
 def test_libcst_is_imported_only_to_parse(source: str, parsed: bool) -> None:

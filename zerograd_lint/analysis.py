@@ -1,6 +1,6 @@
-"""The analysis proper, on LibCST: the chosen modules' first look (`ast`), their CSTs, one graph
-per analysed function with calls into the project inlined, states along paths, raw findings.
-Imported only when some file can hold a finding: a run that needs no parse never loads LibCST.
+"""The analysis proper, on LibCST: the CSTs of what the plan says can matter, one graph per
+analysed function with calls into the project inlined, states along paths, raw findings.
+Imported only when the plan holds a function worth analysing: other runs never load LibCST.
 """
 
 from __future__ import annotations
@@ -13,32 +13,20 @@ from zerograd_lint import rules, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder
 from zerograd_lint.events import Classifier
-from zerograd_lint.findings import SourceError
+from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.graph import TooComplex
-from zerograd_lint.project import Project, TooDeep
+from zerograd_lint.plan import Plan
+from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import sparse_text
-from zerograd_lint.survey import MODULE, Unparsable, connect, survey_all
-
-TOO_DEEP = "too deeply nested to analyse"
+from zerograd_lint.survey import MODULE
 
 
-def analyse_modules(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> list[rules.Raw]:
-    """The raw findings of the modules `texts`; files that cannot be analysed go to `errors`."""
-    surveys = {}
-    for path, found in survey_all(texts, words).items():
-        if isinstance(found, Unparsable):
-            errors[path] = SourceError(path, found.reason)
-        else:
-            surveys[path] = found
-    project = Project()
-    for path in surveys:
-        project.add(path, texts[path])
-    connected = connect(surveys, _imports(project, surveys), everything=exhaustive)
-    if not any(s.roots for s in connected.values()):
-        return []
+def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> list[rules.Raw]:
+    """The raw findings of the planned modules; files that cannot be analysed go to `errors`."""
+    texts, surveys, project, connected = plan.texts, plan.surveys, plan.project, plan.connected
     for path, found in connected.items():  # LibCST gets only what can matter
         analysed = exhaustive or MODULE in found.roots
         project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed, analysed)
@@ -104,16 +92,6 @@ def analyse_modules(texts: dict[str, str], words: Vocabulary, errors: dict[str, 
         for raw in found_raws:
             unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
     return list(unique.values())
-
-
-def _imports(project: Project, surveys) -> dict[str, set[str]]:
-    """The project modules each module imports (by path)."""
-    out: dict[str, set[str]] = {}
-    for path, found in surveys.items():
-        module = project.modules[path]
-        targets = (project.resolve(origin, module) for origin in found.imports)
-        out[path] = {target[0].path for target in targets if target is not None}
-    return out
 
 
 def _classes_of(scope: Scope, resolver: Resolver) -> list[Scope | None]:

@@ -20,7 +20,8 @@ from zerograd_lint import rules, vocabulary
 from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
 from zerograd_lint.codes import RULES
-from zerograd_lint.findings import Finding, Related, SourceError
+from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
+from zerograd_lint.plan import plan
 from zerograd_lint.select import select
 from zerograd_lint.settings import Vocabulary
 
@@ -88,13 +89,9 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
     result = Result()
     if not texts:
         return result
-    # LibCST and the analysis load only when there is something to parse
-    from zerograd_lint.analysis import TOO_DEEP, analyse_modules
-
     raws: list[rules.Raw] = []
     try:
-        with _cycle_collector_paused():
-            raws = analyse_modules(texts, vocabulary, result.errors, exhaustive)
+        raws = _raws(texts, vocabulary, result.errors, exhaustive)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, TOO_DEEP))
@@ -105,6 +102,20 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
         kept = rules.suppress(path, mine, rules.scan_markers(text))[0] if mine else rules.unused_markers(path, text)
         result.findings[path] = sorted(_finding(path, raw) for raw in kept)
     return result
+
+
+def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool) -> list[rules.Raw]:
+    """The analysis's raw findings. Its plan and CSTs are dropped before the cycle collector is
+    back: alive, they would make its first passes walk millions of objects."""
+    with _cycle_collector_paused():
+        planned = plan(texts, vocabulary, errors, exhaustive)
+        if planned is None:  # nothing worth analysing: LibCST is not even imported
+            return []
+        from zerograd_lint.analysis import analyse_modules
+
+        raws = analyse_modules(planned, vocabulary, errors, exhaustive)
+        del planned
+    return raws
 
 
 @contextmanager

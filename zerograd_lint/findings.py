@@ -91,6 +91,10 @@ class Finding:
         return found
 
 
+# The reason given for code deeper than the parsers and the analysis can follow.
+TOO_DEEP = "too deeply nested to analyse"
+
+
 class SourceError(Exception):
     """The input cannot be checked (not Python, not decodable, too deeply nested...)."""
 

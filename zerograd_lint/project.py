@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+if TYPE_CHECKING:  # naming modules and resolving imports needs no LibCST: it loads at the first parse
+    import libcst as cst
+    from libcst.metadata import CodeRange
 
-from zerograd_lint.scopes import Scope, build_scopes
+    from zerograd_lint.scopes import Scope
 
 
 class TooDeep(Exception):
@@ -43,7 +44,11 @@ class Module:
     def parse(self) -> None:
         """Parse with LibCST (raises `cst.ParserSyntaxError`)."""
         if self._cst is None:
-            tree = cst.parse_module(self.text)
+            import libcst
+
+            from zerograd_lint.scopes import build_scopes
+
+            tree = libcst.parse_module(self.text)
             self._scopes = build_scopes(tree, self)
             self._cst = tree
 
@@ -172,6 +177,9 @@ def _positions(tree: cst.Module) -> dict[cst.CSTNode, CodeRange]:
     """`PositionProvider`'s positions, by its own code generation. `MetadataWrapper.resolve`
     would add a visit of the whole tree for batched providers, of which there are none here:
     40% of the cost."""
+    from libcst.metadata import PositionProvider
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+
     provider = PositionProvider()
     state = PositionProvidingCodegenState(
         default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
