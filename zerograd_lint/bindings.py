@@ -433,14 +433,44 @@ class Resolver:
             values.extend((Binding(value), frame) for value in optimizers)
         return values
 
-    def prepared(self, key: Key) -> bool:
+    def prepared(self, key: Key, seen: frozenset[Key] = frozenset()) -> bool:
         """Was the object passed through `accelerator.prepare(...)` (its step and zero_grad then
-        follow Accelerate's gradient state)?"""
-        return any(
-            isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Attribute)
-            and b.value.func.attr.value in ("prepare", "prepare_optimizer")
-            for b, _ in self._values.get(key, [])
+        follow Accelerate's gradient state), here or in a project function that returns it
+        (`model, opt = training_setup(accelerator)`)?"""
+        if key in seen:
+            return False
+        for binding, frame in self._values.get(key, []):
+            if _prepares(binding.value):
+                return True
+            if isinstance(binding.value, cst.Call) and any(
+                # `prepare` returns its arguments, so the returned name's key is the argument's:
+                # whether it was prepared is in the returned name's own bindings
+                isinstance(part, cst.Name) and any(_prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
+                or any(self.prepared(inner_key, seen | {key}) for inner_key in self.keys(part, inner))
+                for part, inner in self._returned(binding.value, binding.path, frame)
+            ):
+                return True
+        return False
+
+    def _returned(self, call: cst.Call, path: Path, frame: Frame) -> list[tuple[cst.BaseExpression, Frame]]:
+        """What a call of a project function returns at `path` (an element of a returned tuple),
+        with the callee's frame."""
+        func = call.func
+        found = self.function(func.value, frame) if isinstance(func, cst.Name) else (
+            self.module_function(func, frame) if isinstance(func, cst.Attribute) else None
         )
+        if found is None:
+            return []
+        scope, definition = found
+        inner = Frame(scope, {}, None, frame.cls if scope.self_name else None)
+        parts = []
+        for value in returns(definition):
+            for index in path[:1]:
+                elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+                value = elements[index].value if isinstance(index, int) and index < len(elements) else None
+            if value is not None:
+                parts.append((value, inner))
+        return parts
 
     # ---------------------------------------------------------------- kinds and links
 
@@ -643,6 +673,14 @@ def bind_arguments(call: cst.Call, func: cst.FunctionDef, skip_first: bool = Fal
     bound = dict(zip(params, [a.value for a in call.args if a.keyword is None and not a.star]))
     bound.update({a.keyword.value: a.value for a in call.args if a.keyword is not None and a.keyword.value in named})
     return bound
+
+
+def _prepares(value: cst.BaseExpression | None) -> bool:
+    """`accelerator.prepare(...)`, `accelerator.prepare_optimizer(...)`."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("prepare", "prepare_optimizer")
+    )
 
 
 def returns(func: cst.FunctionDef) -> list[cst.BaseExpression]:

@@ -35,6 +35,7 @@ _TOUCH_CUES = (
     *_STEP_CUES, ("zero_grad", None), (".grad", r"\.grad\b"), ("_foreach_zero_", None),
     # an optimizer built: `optim.AdamW(`, `SGD(`, `build_optimizer(`, or the word `Optimizer`
     ("optim.", r"optim\.\w+\s*\("), ("Optimizer", None), ("Optimiser", None), ("ptimi", _FACTORY),
+    (".prepare", r"\.prepare(?:_optimizer)?\s*\("),  # Accelerate gates what it prepares
     *((name, re.escape(name) + r"\s*\(") for name in sorted(OPTIMIZER_CLASSES)),
 )
 # a hand-written update reading `.grad` on the same line: a step too

@@ -200,8 +200,9 @@ class _Words:
             # only a call accumulates: `Function.backward` named, not called, is autograd's business
             plain = isinstance(node.func, ast.Name)
             function.accumulates |= callee in (self.plain_accumulating if plain else self.accumulating)
-            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
-                function.touches = True  # builds an optimizer: its module is worth parsing
+            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS or callee in _PREPARING and not plain:
+                # builds an optimizer, or has Accelerate gate one: its module is worth parsing
+                function.touches = True
             if callee in CALLBACK_TAKERS and node.args:
                 first = node.args[0]
                 if isinstance(first, ast.Name):
@@ -224,6 +225,7 @@ class _Words:
 
 
 _STEPPING = frozenset({"step", "optimizer_step", "update_params"})
+_PREPARING = frozenset({"prepare", "prepare_optimizer"})  # `accelerator.prepare(model, optimizer)`
 _UPDATING = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
 
 
