@@ -80,7 +80,7 @@ def _well_formed(code: str, findings: list[Finding]) -> None:
     lines = code.count("\n") + 1
     for f in findings:
         assert f.path == PATH and f.code in RULES and f.name == RULES[f.code].name, f
-        assert 1 <= f.line <= f.end_line <= lines and f.column >= 1 and f.end_column > f.column, f
+        assert 0 < f.line <= f.end_line <= lines and f.column > 0 and f.end_column > f.column, f
         for related in f.related:
             assert related.path == PATH and 1 <= related.line <= lines and related.column >= 1, f
 
