@@ -445,7 +445,8 @@ class Resolver:
             if isinstance(binding.value, cst.Call) and any(
                 # `prepare` returns its arguments, so the returned name's key is the argument's:
                 # whether it was prepared is in the returned name's own bindings
-                isinstance(part, cst.Name) and any(_prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
+                _prepares(part)
+                or isinstance(part, cst.Name) and any(_prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
                 or any(self.prepared(inner_key, seen | {key}) for inner_key in self.keys(part, inner))
                 for part, inner in self._returned(binding.value, binding.path, frame)
             ):
@@ -453,8 +454,8 @@ class Resolver:
         return False
 
     def _returned(self, call: cst.Call, path: Path, frame: Frame) -> list[tuple[cst.BaseExpression, Frame]]:
-        """What a call of a project function returns at `path` (an element of a returned tuple),
-        with the callee's frame."""
+        """What a call of a project function returns at `path` (an element of a returned tuple, or
+        the whole of a returned `accelerator.prepare(...)`), with the callee's frame."""
         func = call.func
         found = self.function(func.value, frame) if isinstance(func, cst.Name) else (
             self.module_function(func, frame) if isinstance(func, cst.Attribute) else None
@@ -465,6 +466,9 @@ class Resolver:
         inner = Frame(scope, {}, None, frame.cls if scope.self_name else None)
         parts = []
         for value in returns(definition):
+            if _prepares(value):  # `return accelerator.prepare(model, optimizer)`: every part is prepared
+                parts.append((value, inner))
+                continue
             for index in path[:1]:
                 elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
                 value = elements[index].value if isinstance(index, int) and index < len(elements) else None
