@@ -29,7 +29,8 @@ def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError
     texts, surveys, project, connected = plan.texts, plan.surveys, plan.project, plan.connected
     for path, found in connected.items():  # LibCST gets only what can matter
         analysed = exhaustive or MODULE in found.roots
-        project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed, analysed)
+        preparing = {line for line, function in surveys[path].functions.items() if function.prepares}
+        project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
         bool(connected[module.path].followed) if name is None else name in connected[module.path].worth

@@ -57,6 +57,9 @@ class Function:
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
     objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
+    # calls `x.prepare(...)`: not followed, but its body is kept, so that what it returns is known
+    # to be Accelerate's (`model, opt = training_setup(accelerator)`)
+    prepares: bool = False
     # what happens inside its own `for` and `while` loops (findings are reported at loops)
     in_loops: Function | None = None
 
@@ -200,9 +203,10 @@ class _Words:
             # only a call accumulates: `Function.backward` named, not called, is autograd's business
             plain = isinstance(node.func, ast.Name)
             function.accumulates |= callee in (self.plain_accumulating if plain else self.accumulating)
-            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS or callee in _PREPARING and not plain:
-                # builds an optimizer, or has Accelerate gate one: its module is worth parsing
-                function.touches = True
+            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
+                function.touches = True  # builds an optimizer: its module is worth parsing
+            if callee in _PREPARING and not plain:
+                function.prepares = True
             if callee in CALLBACK_TAKERS and node.args:
                 first = node.args[0]
                 if isinstance(first, ast.Name):
