@@ -262,8 +262,10 @@ class _Machine:
                 through[start] = sorted(found)
             return through[start]
 
+        # only the entry and busy nodes are ever expanded: idle ones need no list of their own
         return [
             sorted({t for s in graph.succ[node] for t in ([s] if not skipped[s] else busy_after(s))})
+            if node == graph.entry or not skipped[node] else []
             for node in range(len(graph.ops))
         ]
 
@@ -376,10 +378,10 @@ class _Machine:
                         level = widened[succ] = level + 1
                     if len(bucket) >= 4 * MAX_STATES_PER_NODE:
                         raise GaveUp
-                    out = _forget(out, level)
-                    if out not in bucket:
-                        bucket.add(out)
-                        todo.append((succ, out))
+                    entering = _forget(out, level)  # this successor's widening, not the next one's
+                    if entering not in bucket:
+                        bucket.add(entering)
+                        todo.append((succ, entering))
         return self.obs
 
 

@@ -32,13 +32,16 @@ class Body:
     nested in it) is kept."""
 
     defs: frozenset[int]
+    # Lines as `ast` gives them: a decorator's is that of its expression, which a parenthesis or a
+    # backslash can put below its `@` (`sparse_text` looks the `@` up)
     first: int  # first line of the body (its first statement's decorators included)
     last: int
-    indent: int  # column of the body's first statement
+    indent: int  # column of the body's first statement, in UTF-8 bytes
     kept_method: bool  # `__init__` and the like of a class: never emptied
     decorated: int = 0  # the first line of the function's decorators (its `def` line if none)
     header: int = 0  # its `def` line
     signature: str = ""  # `def name(*args, **kwargs):`, what a header of several lines becomes
+    first_decorated: bool = False  # the body's first statement has decorators
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
                     bodies.append(Body(
                         defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept,
                         _span(statement)[0], statement.lineno, f"{asynchronous}def {statement.name}(*args, **kwargs):",
+                        bool(getattr(statement.body[0], "decorator_list", None)),
                     ))
             elif isinstance(statement, ast.ClassDef):
                 visit(statement.body, in_class=True)
@@ -86,14 +90,15 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
     lines = lines_of(text)
     changed = False
     for body in shape.bodies:
-        if body.kept_method or not body.defs.isdisjoint(keep):
+        if body.kept_method or not body.defs.isdisjoint(keep) or body.first > len(lines):
             continue
+        first = _at_sign(lines, body.first) if body.first_decorated else body.first
         if not module_analysed:
-            _empty_header(lines, body)
-        for number in range(body.first - 1, min(body.last, len(lines))):
+            _empty_header(lines, body, first)
+        for number in range(first - 1, min(body.last, len(lines))):
             line = lines[number]
             ending = _newline(line)
-            lines[number] = line[: body.indent] + "pass" + ending if number == body.first - 1 else ending
+            lines[number] = _columns(line, body.indent) + "pass" + ending if number == first - 1 else ending
         changed = True
     if not module_analysed:
         for first, last in shape.long_statements:
@@ -103,21 +108,35 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
     return "".join(lines) if changed else text
 
 
-def _empty_header(lines: list[str], body: Body) -> None:
+def _empty_header(lines: list[str], body: Body, first: int) -> None:
     """An emptied function keeps its name and nothing else: its decorators become empty lines and
     a header of several lines one `def name(*args, **kwargs):`. The analysis reads neither for a
     function it does not follow, and they are much of what is left of a large test module (a
     decorator of three lines on each of hundreds of tests). Only when the module body is not
     analysed: decorators run there."""
-    if body.header > len(lines) or body.first > len(lines):
+    if body.header > len(lines):
         return
-    for number in range(body.decorated - 1, body.header - 1):
+    decorated = _at_sign(lines, body.decorated) if body.decorated < body.header else body.header
+    for number in range(decorated - 1, body.header - 1):
         lines[number] = _newline(lines[number])
-    if body.first - 1 > body.header and not lines[body.first - 1][: body.indent].strip():
+    if first - 1 > body.header and not _columns(lines[first - 1], body.indent).strip():
         line = lines[body.header - 1]
         lines[body.header - 1] = line[: len(line) - len(line.lstrip())] + body.signature + _newline(line)
-        for number in range(body.header, body.first - 1):
+        for number in range(body.header, first - 1):
             lines[number] = _newline(lines[number])
+
+
+def _at_sign(lines: list[str], line: int) -> int:
+    """The line of the `@` of a decorator whose expression starts on `line`."""
+    at = line
+    while at > 1 and not lines[at - 1].lstrip().startswith("@"):
+        at -= 1
+    return at if lines[at - 1].lstrip().startswith("@") else line
+
+
+def _columns(line: str, offset: int) -> str:
+    """The start of `line` up to a column given in UTF-8 bytes, as `ast` gives columns."""
+    return line.encode("utf-8")[:offset].decode("utf-8", "ignore")
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
