@@ -10,3 +10,22 @@ for x, y in data:
     loss.backward()
     optimizer.step()
 """
+
+# The same, with the loss on one line: ZG001 at 4:1.
+STALE_BRIEF = """\
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in data:
+    model(x).sum().backward()
+    optimizer.step()
+"""
+
+# A clear before every backward of a window that steps every fourth: ZG003 at 1:1.
+DISCARDED = """\
+for i, (x, y) in enumerate(data):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+"""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from snippets import STALE
+from snippets import DISCARDED, STALE
 
 from zerograd_lint import __version__
 from zerograd_lint.cli import main
@@ -18,13 +18,6 @@ ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
 
 CLEAN = STALE.replace("    loss = ((", "    optimizer.zero_grad()\n    loss = ((")
-DISCARDED = """\
-for i, (x, y) in enumerate(data):
-    optimizer.zero_grad()
-    model(x).sum().backward()
-    if (i + 1) % 4 == 0:
-        optimizer.step()
-"""
 
 
 def run(*args: str, cwd: Path | None = None):

@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE_BRIEF as STALE
 
 from zerograd_lint import __version__
 from zerograd_lint.cli import main
 
 ROOT = Path(__file__).parent.parent
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    model(x).sum().backward()
-    optimizer.step()
-"""
 
 # Put on PYTHONPATH, Python imports this at start-up: from then on pygls cannot be imported.
 BLOCK_PYGLS = """\

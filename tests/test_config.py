@@ -7,24 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import DISCARDED
+from snippets import STALE_BRIEF as STALE
 
 from zerograd_lint.cli import main
 
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    model(x).sum().backward()
-    optimizer.step()
-"""
-DISCARDED = """\
-for i, (x, y) in enumerate(data):
-    optimizer.zero_grad()
-    model(x).sum().backward()
-    if (i + 1) % 4 == 0:
-        optimizer.step()
-"""
 # Quiet unless the project says that reset_grads clears (then the clear sits before the step).
 OWN_CLEAR = """\
 import torch

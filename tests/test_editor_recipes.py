@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE_BRIEF as BUFFER
 
 from zerograd_lint.cli import main
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-BUFFER = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    model(x).sum().backward()
-    optimizer.step()
-"""
 # ALE's ale#handlers#unix#HandleAsError
 ALE_PATTERN = re.compile(r"^(([a-zA-Z]:)?[^:]+):(\d+):?(\d+)?:? ?(.+)$")
 

@@ -8,19 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from snippets import STALE
+from snippets import DISCARDED, STALE
 
 from zerograd_lint.cli import main
 
 NOTEBOOK = Path(__file__).parent / "fixtures" / "notebooks" / "stale_gradients.ipynb"
 STALE_FIXED = STALE + "    optimizer.zero_grad()\n"
-DISCARDED = """\
-for i, (x, y) in enumerate(data):
-    optimizer.zero_grad()
-    model(x).sum().backward()
-    if (i + 1) % 4 == 0:
-        optimizer.step()
-"""
 DISCARDED_FIXED = """\
 for i, (x, y) in enumerate(data):
     model(x).sum().backward()

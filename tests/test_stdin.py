@@ -9,18 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import STALE_BRIEF as STALE
 
 from zerograd_lint.cli import main
 
 ROOT = Path(__file__).parent.parent
-STALE = """\
-import torch
-model = torch.nn.Linear(3, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in data:
-    model(x).sum().backward()
-    optimizer.step()
-"""
 CLEAN = STALE.replace("    model(x)", "    optimizer.zero_grad()\n    model(x)")
 FINDING = ("optimizer.step() (line 6) applies gradients an earlier step already applied: "
            "nothing clears them in this loop")

@@ -1,4 +1,4 @@
-"""Check many files: discovery, reading, notebooks, per-file errors, selection. No printing, no exiting.
+"""Check many files: reading, notebooks, per-file errors, selection. No printing, no exiting.
 
 Every source of a run goes to the core in one `check_project` call, so a loop in one file that
 calls a training step in another is followed. A notebook goes in as the Python of its code cells
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from zerograd_lint.cache import Cache
-from zerograd_lint.files import Missing, discover, read_source
+from zerograd_lint.files import read_source
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.settings import Settings
@@ -51,20 +51,6 @@ class Report:
         self.findings = [f for f in self.findings if f.path != path] + [f for f in self.unfixed if f.path == path]
         self.fixes.changed.pop(path, None)
         self.fixes.fixed = [f for f in self.fixes.fixed if f.path != path]
-
-
-def check_paths(paths: Iterable[str], settings: Settings = Settings()) -> Report:
-    """Check every Python file and notebook under `paths`; unreadable or unparsable files become errors."""
-    files: list[str] = []
-    missing: list[SourceError] = []
-    for item in discover(paths):
-        if isinstance(item, Missing):
-            missing.append(SourceError(item.path, "no such file or directory"))
-        else:
-            files.append(item)
-    report = check_files(files, settings)
-    report.errors[:0] = missing
-    return report
 
 
 def check_files(files: Iterable[str | Buffer], settings: Settings = Settings()) -> Report:
