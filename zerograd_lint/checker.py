@@ -105,8 +105,9 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
 
 
 def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool) -> list[rules.Raw]:
-    """The analysis's raw findings. Its plan and CSTs are dropped before the cycle collector is
-    back: alive, they would make its first passes walk millions of objects."""
+    """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle collector
+    is back: still referenced, they made its next passes walk them again and again as live
+    objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""
     with _cycle_collector_paused():
         planned = plan(texts, vocabulary, errors, exhaustive)
         if planned is None:  # nothing worth analysing: LibCST is not even imported
