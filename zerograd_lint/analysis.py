@@ -5,11 +5,11 @@ Imported only when the plan holds a function worth analysing: other runs never l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from zerograd_lint import rules, walk
+from zerograd_lint import parallel, rules, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder
 from zerograd_lint.events import Classifier
@@ -21,28 +21,63 @@ from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import sparse_text
-from zerograd_lint.survey import MODULE
+from zerograd_lint.survey import MODULE, ModuleSurvey
+
+
+# Below this much LibCST text (the sparse texts of the modules holding a root) the analysis runs
+# in this process alone: a fork and a second import of LibCST cost more than they save.
+# Measured with benchmarks/parallel_analysis.py on this project's 2-core machines.
+PARALLEL_FROM = 5_000  # characters
 
 
 def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> list[rules.Raw]:
-    """The raw findings of the planned modules; files that cannot be analysed go to `errors`."""
-    texts, surveys, project, connected = plan.texts, plan.surveys, plan.project, plan.connected
-    for path, found in connected.items():  # LibCST gets only what can matter
+    """The raw findings of the planned modules; files that cannot be analysed go to `errors`.
+    With enough to analyse, the modules holding roots are shared out between this process and a
+    forked one; the findings do not depend on how (`Part.inlined` is merged before dropping)."""
+    texts, surveys = plan.texts, plan.surveys
+    for path, found in plan.connected.items():  # LibCST gets only what can matter
         analysed = exhaustive or MODULE in found.roots
         preparing = {line for line, function in surveys[path].functions.items() if function.prepares}
-        project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
+        plan.project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
+    sizes = {path: len(plan.project.modules[path].text) for path, found in plan.connected.items() if found.roots}
+    shares = parallel.shares(sizes, PARALLEL_FROM)
+    parts = parallel.fork_map(lambda share: _analyse_share(plan, words, dict(errors), exhaustive, share), shares)
+    inlined = set().union(*(part.inlined for part in parts))
+    unique: dict[tuple, rules.Raw] = {}
+    for root, found_raws in sorted((item for part in parts for item in part.per_root), key=lambda item: item[0]):
+        if root in inlined:
+            continue  # analysed in the context of its callers
+        for raw in found_raws:
+            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
+    for part in parts:
+        for path, error in part.errors.items():
+            errors.setdefault(path, error)
+    return list(unique.values())
+
+
+@dataclass
+class Part:
+    """The analysis of some of the modules holding roots, in a form that pickles (no CST)."""
+
+    per_root: list[tuple[tuple[str, int], list[rules.Raw]]]  # (path, `def` line or MODULE): raws
+    inlined: set[tuple[str, int]]  # roots analysed within a caller that was analysed
+    errors: dict[str, SourceError]
+
+
+def _analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
+                   share: list[str]) -> Part:
+    surveys, project, connected = plan.surveys, plan.project, plan.connected
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
         bool(connected[module.path].followed) if name is None else name in connected[module.path].worth
     )
     modules = []
-    for path, found in connected.items():
+    for path in share:
         module = project.modules[path]
-        if found.roots:
-            if resolver.load(module):
-                modules.append((module, found))
-            else:
-                errors[path] = SourceError(path, module.error)
+        if resolver.load(module):
+            modules.append((module, connected[path]))
+        else:
+            errors[path] = SourceError(path, module.error)
 
     def followed(func: cst.FunctionDef) -> bool:
         """Does the function touch gradients? By its name's `def` lines, so that no positions are
@@ -57,8 +92,7 @@ def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError
         frozenset(n for found in surveys.values() for n in found.callbacks),
         frozenset(n for found in surveys.values() for n in found.callback_factories),
     )
-    per_root: list[tuple[cst.CSTNode, list[rules.Raw]]] = []
-    inlined: set[cst.FunctionDef] = set()  # analysed within a caller that was analysed
+    part = Part([], set(), errors)
     for module, found in modules:
         for node, scope in module.scopes.items():
             if scope.kind == "class" or module.path in errors:
@@ -71,38 +105,62 @@ def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError
             if line not in found.roots:
                 continue
             callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
-            if scope.enclosing_class() is not None:  # parse where its subclasses may be
-                for other, found_other in surveys.items():
-                    if scope.enclosing_class().name in found_other.bases:
-                        resolver.load(project.modules[other])
-            for cls in _classes_of(scope, resolver):
+            cls = scope.enclosing_class()
+            if cls is not None:  # parse where its subclasses may be, whatever was parsed before
+                within = _subclass_modules(cls.name, surveys)
+                for other in within:
+                    resolver.load(project.modules[other])
+            for klass in _classes_of(scope, resolver, within if cls is not None else set()):
                 try:
-                    graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=cls), callback)
-                    per_root.append((node, rules.judge(analyse(graph, resolver))))
-                    inlined |= builder.inlined
+                    graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=klass), callback)
+                    part.per_root.append(((module.path, line), [_pickles(raw) for raw in rules.judge(analyse(graph, resolver))]))
+                    part.inlined |= {_where(func, resolver) for func in builder.inlined}
                 except (TooComplex, GaveUp):
                     continue  # its callees keep their own findings
                 except TooDeep as exc:  # this module or one it calls into: that file's loss alone
                     errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
                 except RecursionError:
                     errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
-    unique: dict[tuple, rules.Raw] = {}
-    for node, found_raws in per_root:
-        if node in inlined:
-            continue  # analysed in the context of its callers
-        for raw in found_raws:
-            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
-    return list(unique.values())
+    return part
 
 
-def _classes_of(scope: Scope, resolver: Resolver) -> list[Scope | None]:
+def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:
+    module = resolver.scope_of(func).module
+    return module.path, module.positions[func].start.line
+
+
+def _pickles(raw: rules.Raw) -> rules.Raw:
+    """The raw finding without the CST node of its loop (judged already; nothing reads it again)."""
+    return raw if raw.loop is None else replace(raw, loop=replace(raw.loop, node=None))
+
+
+def _subclass_modules(name: str, surveys: dict[str, ModuleSurvey]) -> set[str]:
+    """The modules whose classes may derive from the class called `name`, directly or not: those
+    naming it as a base, then those naming one of their classes, and so on."""
+    names, found = {name}, set()
+    grown = True
+    while grown:
+        grown = False
+        for path, survey in surveys.items():
+            if path not in found and not survey.bases.isdisjoint(names):
+                found.add(path)
+                names |= survey.top.keys()
+                grown = True
+    return found
+
+
+def _classes_of(scope: Scope, resolver: Resolver, within: set[str]) -> list[Scope | None]:
     """`self` in a method: its class, and each subclass that inherits it rather than overriding it
-    (a base class's loop calling `self.train_step()` runs the subclass's override)."""
+    (a base class's loop calling `self.train_step()` runs the subclass's override), among its own
+    module's classes and those of the modules `within`."""
     cls = scope.enclosing_class()
     if cls is None:
         return [None]
     out = [cls]
+    mine = cls.module.path
     for other in resolver.subclasses(cls):
+        if other.module.path != mine and other.module.path not in within:
+            continue
         owner = resolver.method(other, scope.name)
         if owner is not None and owner[1] is scope.node:
             out.append(other)

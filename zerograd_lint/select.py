@@ -18,10 +18,10 @@ Two rounds of imports are followed, enough for a script, its engine and the engi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from itertools import repeat
-from pathlib import PurePath
 
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
@@ -47,8 +47,9 @@ _ROUNDS = 2
 
 
 def _stem(path: str) -> str:
-    parts = PurePath(path).with_suffix("").parts
-    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    folder, name = os.path.split(path)
+    stem = os.path.splitext(name)[0]
+    return os.path.basename(folder) or stem if stem == "__init__" else stem
 
 
 def _accumulates(extra: tuple[str, ...]):
@@ -60,7 +61,7 @@ def _accumulates(extra: tuple[str, ...]):
     def accumulates(text: str) -> bool:
         if own(text):
             return True
-        return any(not text.endswith("def ", 0, m.start()) for m in _BACKWARD_CALL.finditer(text))
+        return "backward" in text and any(not text.endswith("def ", 0, m.start()) for m in _BACKWARD_CALL.finditer(text))
 
     return accumulates
 
@@ -170,10 +171,9 @@ def _callers(files: dict[str, _Index], sources: set[str], known: set[str], train
         stems.setdefault(_stem(path), []).append(path)
     if not stems:
         return set()
-    importing = re.compile(r"^[ \t]*(?:from|import)[^\n]*\b(?:" + "|".join(map(re.escape, stems)) + r")\b", re.MULTILINE)
     found = set()
     for path, file in files.items():
-        if path in known or "optim" not in file.text or not importing.search(file.import_lines):
+        if path in known or "optim" not in file.text or all(module not in stems for module, _ in file.imports):
             continue
         if any(
             (block := files[source].definition(name)) is not None and trains(block)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import ast
 import builtins
-import concurrent.futures
 import dataclasses
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from zerograd_lint import parallel
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import Outline, outline, within
 from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
@@ -152,21 +151,18 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
             yield value
 
 
-# Below this much text the first look runs in this process: starting workers costs more. Measured
+# Below this much text the first look runs in this process alone: forking costs more. Measured
 # with benchmarks/parallel_survey.py on this project's 2-core machines.
-PARALLEL_FROM = 500_000  # characters
+PARALLEL_FROM = 100_000  # characters
 
 
 def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary) -> dict[str, ModuleSurvey | Unparsable]:
-    """`survey_module` of each text, in worker processes when there is enough to share out."""
-    items = sorted(texts)
-    workers = min(os.cpu_count() or 1, 4)
-    if workers < 2 or sum(len(texts[p]) for p in items) < PARALLEL_FROM:
-        return {path: _survey_one((texts[path], vocabulary)) for path in items}
-    largest_first = sorted(items, key=lambda p: -len(texts[p]))  # so that no worker ends alone with a big one
-    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = dict(zip(largest_first, pool.map(_survey_one, [(texts[p], vocabulary) for p in largest_first])))
-    return {path: done[path] for path in items}
+    """`survey_module` of each text, shared out to a forked process when there is enough text."""
+    shares = parallel.shares({path: len(text) for path, text in texts.items()}, PARALLEL_FROM)
+    done: dict[str, ModuleSurvey | Unparsable] = {}
+    for share in parallel.fork_map(lambda paths: {p: _survey_one((texts[p], vocabulary)) for p in paths}, shares):
+        done.update(share)
+    return {path: done[path] for path in sorted(texts)}
 
 
 def _survey_one(job: tuple[str, Vocabulary]) -> ModuleSurvey | Unparsable:
