@@ -1,6 +1,7 @@
 """Source text in, findings out: the pure core. No I/O, no printing, no exiting.
 
-text -> the files that can matter (`select`, from their text) -> the analysis of those
+text -> the files that can matter (`select`, from their text; never a stub, whose `...` is not
+what its functions do) -> the analysis of those
 (`analysis`: a first look with `ast`, CSTs, graphs, states along paths) -> raw findings ->
 suppression -> `Finding`s, filed under the file of the loop they are reported at. Results are
 cached per run and per chosen set of files.
@@ -65,7 +66,7 @@ def check_project(
         except SourceError as exc:
             result.errors[path] = exc
     picked = texts if exhaustive else select(texts, vocabulary)
-    chosen = {p: texts[p] for p in sorted(picked) if not _other_framework(texts[p])}
+    chosen = {p: texts[p] for p in sorted(picked) if not p.endswith(".pyi") and not _other_framework(texts[p])}
     part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
     hit = cache.get(part) if cache is not None else None
     if hit is not None:

@@ -7,7 +7,8 @@ should cost. A file is looked at when
   hand-written update from `.grad`);
 - a chosen file imports from it a definition that mentions a backward, a step, a clear, `.grad`
   or an optimizer (a helper, an optimizer factory), or a class it derives from (a base class whose
-  loop calls the subclass's step);
+  loop calls the subclass's step), unless it is a stub (`.pyi`): a stub's `...` is not what the
+  function does, and a call into it is better left unresolved, as a call into compiled code is;
 - it mentions an optimizer and imports from a chosen file a definition that runs a backward and
   steps or clears (a `main.py` whose epoch loop calls `train_one_epoch`).
 
@@ -209,7 +210,7 @@ def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
             bases = {b.strip().rsplit(".", 1)[-1] for found in _BASES.findall(text) for b in found.split(",")}
             for module, names in files[path].imports:
                 for candidate in by_stem.get(module, ()):
-                    if candidate in chosen or candidate in grown:
+                    if candidate in chosen or candidate in grown or candidate.endswith(".pyi"):
                         continue
                     for name in files[path].used(names):
                         block = files[candidate].definition(name)
