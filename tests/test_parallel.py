@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import analysis, parallel
+from zerograd_lint import analysis, checker, parallel, survey
+from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -122,3 +123,29 @@ def test_an_error_here_reaps_the_children() -> None:
         parallel.fork_map(work, [1, 2, 3])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind, not even a zombie
+
+
+@needs_fork
+def test_markers_looked_for_in_a_child_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = {str(p): p.read_bytes() for p in ALL}
+    monkeypatch.setattr(checker, "MARKERS_APART_FROM", float("inf"))
+    here = check_project(sources).findings
+    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    apart = check_project(sources).findings
+    assert apart == here
+    assert any(f.code == "ZG100" for found in here.values() for f in found)
+
+
+@needs_fork
+def test_a_first_look_begun_for_nothing_leaves_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files that train by themselves get their first look in a child while the others are
+    chosen; when the chosen files' result is in the cache, that child is stopped and reaped."""
+    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    cache = Cache(tmp_path / "cache")
+    train = (FIXTURES / "ZG001" / "no_clear.py").read_bytes()
+    first = check_project({"train.py": train, "notes.py": b"x = 1\n"}, cache=cache)
+    again = check_project({"train.py": train, "notes.py": b"x = 2\n"}, cache=cache)  # only the chosen part hits
+    assert [f.code for f in again.findings["train.py"]] == [f.code for f in first.findings["train.py"]] == ["ZG001"]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)

@@ -12,13 +12,14 @@ Forking is used only where it is safe and cheap: Linux, and a process without ot
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -46,24 +47,42 @@ def shares(sizes: dict[str, int], least: int, workers: int | None = None) -> lis
     return [sorted(share) for share in out if share]
 
 
+class Later(Generic[R]):
+    """`work(item)`, under way in a forked child when this process can fork, else done here when
+    its result is first asked for."""
+
+    def __init__(self, work: Callable[[T], R], item: T, fork: bool = True) -> None:
+        self.work, self.item = work, item
+        self._child = _start(work, item) if fork and can_fork() else None
+
+    def result(self) -> R:
+        if self._child is None:
+            return self.work(self.item)
+        pid, fd = self._child
+        self._child = None
+        return _finish(pid, fd, self.work, self.item)
+
+    def cancel(self) -> None:
+        """Not wanted after all: the child, if any, is stopped and reaped."""
+        if self._child is not None:
+            pid, fd = self._child
+            self._child = None
+            os.close(fd)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
 def fork_map(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """`[work(item) for item in items]`: the first item here, each other in a forked child."""
     if len(items) < 2 or not can_fork():
         return [work(item) for item in items]
-    children: list[tuple[int, int]] = []
+    later: list[Later[R]] = []
     try:
-        for item in items[1:]:
-            children.append(_start(work, item))
-        results = [work(items[0])]
-        while children:
-            pid, fd = children.pop(0)
-            results.append(_finish(pid, fd, work, items[len(results)]))
-        return results
+        later.extend(Later(work, item) for item in items[1:])
+        return [work(items[0])] + [each.result() for each in later]
     finally:
-        for pid, fd in children:  # only when this process's own share raised
-            os.close(fd)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        for each in later:  # only when this process's own share raised
+            each.cancel()
 
 
 def _start(work: Callable[[T], R], item: T) -> tuple[int, int]:
@@ -71,6 +90,7 @@ def _start(work: Callable[[T], R], item: T) -> tuple[int, int]:
     pid = os.fork()
     if pid == 0:  # the child: never returns, never runs the parent's cleanup or flushes its buffers
         try:
+            gc.disable()  # it exits soon: its cycles are freed with it
             os.close(reader)
             try:
                 data = pickle.dumps((True, work(item)), pickle.HIGHEST_PROTOCOL)

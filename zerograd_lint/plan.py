@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zerograd_lint.findings import SourceError
+from zerograd_lint.parallel import Later
 from zerograd_lint.project import Project
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import ModuleSurvey, Survey, Unparsable, connect, survey_all
@@ -21,11 +22,12 @@ class Plan:
     connected: dict[str, Survey]
 
 
-def plan(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> Plan | None:
+def plan(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
+         started: Later | None = None) -> Plan | None:
     """The plan for `texts`, or None when no function is worth analysing. Files `ast` cannot read
-    go to `errors`."""
+    go to `errors`. `started`: a first look at some of them already under way (`survey.start`)."""
     surveys = {}
-    for path, found in survey_all(texts, words).items():
+    for path, found in survey_all(texts, words, started).items():
         if isinstance(found, Unparsable):
             errors[path] = SourceError(path, found.reason)
         else:

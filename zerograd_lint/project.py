@@ -118,6 +118,7 @@ def module_name(path: str) -> tuple[str, str]:
 class Project:
     modules: dict[str, Module] = field(default_factory=dict)  # by path
     by_stem: dict[str, list[Module]] = field(default_factory=dict)  # by the last part of the name
+    by_file: dict[str, list[Module]] = field(default_factory=dict)  # by normalised path
     broken: set[str] = field(default_factory=set)  # paths LibCST could not parse
 
     def add(self, path: str, text: str) -> Module:
@@ -125,6 +126,7 @@ class Project:
         module = Module(name, path, text, folder)
         self.modules[path] = module
         self.by_stem.setdefault(_parts(path)[-1] if _parts(path) else name, []).append(module)
+        self.by_file.setdefault(os.path.normpath(path), []).append(module)
         return module
 
     def find(self, dotted: str, importer: Module) -> Module | None:
@@ -153,8 +155,8 @@ class Project:
         return [m for m in self.by_stem.get(tail[-1], ()) if _parts(m.path)[-len(tail):] == tail]
 
     def _by_file(self, wanted: list[Path]) -> list[Module]:
-        wanted_resolved = {os.path.normpath(str(w)) for w in wanted}
-        return [m for m in self.modules.values() if os.path.normpath(m.path) in wanted_resolved and m.path not in self.broken]
+        found = (m for w in wanted for m in self.by_file.get(os.path.normpath(str(w)), ()))
+        return [m for m in found if m.path not in self.broken]
 
     def resolve(self, origin: str, importer: Module) -> tuple[Module, str | None] | None:
         """`pkg.engine.train` -> (module pkg.engine, "train"); `.engine` -> (module, None)."""

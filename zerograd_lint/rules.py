@@ -150,6 +150,7 @@ _CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 # What a marker needs to say anything in a file with no finding: a ZG code, or our own name.
 _NOQA_ZG = re.compile(r"noqa\s*:[^\n]*zg[0-9]")  # searched in lower case: a literal start is fast
+_ZG_CODE = re.compile(rb"zg[0-9]")  # what `_NOQA_ZG` needs, in ASCII-lowered bytes
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,9 @@ def unused_markers(path: str, source: str) -> list[Raw]:
     """The ZG100s of a file with no finding to suppress, without tokenizing a file whose
     markers cannot concern us (a blanket `# noqa`, another tool's codes)."""
     ascii_lower = source.encode("utf-8", "surrogatepass").lower()  # bytes: three times faster than str
-    if b"zerograd" not in ascii_lower and not (b"noqa" in ascii_lower and _NOQA_ZG.search(source.lower())):
+    if b"zerograd" not in ascii_lower and not (
+        b"noqa" in ascii_lower and _ZG_CODE.search(ascii_lower) and _NOQA_ZG.search(source.lower())
+    ):
         return []
     kept, _ = suppress(path, [], scan_markers(source))
     return kept

@@ -186,22 +186,42 @@ def _callers(files: dict[str, _Index], sources: set[str], known: set[str], train
     return found
 
 
+class _Cues:
+    """The text tests of a vocabulary."""
+
+    def __init__(self, words: Vocabulary) -> None:
+        self.accumulates = _accumulates(words.backwards)
+        self.touches = _cues(_TOUCH_CUES, (*words.clears, *words.steps, *words.optimizers))
+        self._steps = _cues(_STEP_CUES, (*words.steps, *words.optimizers))
+
+    def steps_in(self, text: str) -> bool:
+        return self._steps(text) or (".grad" in text and bool(_UPDATES.search(text)))
+
+    def matters(self, text: str) -> bool:
+        return self.accumulates(text) or self.touches(text)
+
+    def trains(self, text: str) -> bool:
+        return self.accumulates(text) and (self.steps_in(text) or self.touches(text))
+
+
 def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
-    accumulates = _accumulates(words.backwards)
-    touches = _cues(_TOUCH_CUES, (*words.clears, *words.steps, *words.optimizers))
-    steps = _cues(_STEP_CUES, (*words.steps, *words.optimizers))
+    return grow(texts, direct(texts, words), words)
 
-    def steps_in(text: str) -> bool:
-        return steps(text) or (".grad" in text and bool(_UPDATES.search(text)))
 
-    def matters(text: str) -> bool:
-        return accumulates(text) or touches(text)
+def direct(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
+    """The files that can hold a training loop by themselves: the first ones chosen."""
+    cues = _Cues(words)
+    return {p for p, t in texts.items() if cues.accumulates(t) and cues.steps_in(t)}
 
+
+def grow(texts: Mapping[str, str], chosen: set[str], words: Vocabulary) -> set[str]:
+    """`chosen` and the files they use or that use them, as the module's docstring says."""
+    cues = _Cues(words)
     files = {path: _Index(text) for path, text in texts.items()}
     by_stem: dict[str, list[str]] = {}
     for path in texts:
         by_stem.setdefault(_stem(path), []).append(path)
-    chosen = {p for p, t in texts.items() if accumulates(t) and steps_in(t)}
+    chosen = set(chosen)
     frontier = set(chosen)
     for _ in range(_ROUNDS):
         grown: set[str] = set()
@@ -214,10 +234,10 @@ def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
                         continue
                     for name in files[path].used(names):
                         block = files[candidate].definition(name)
-                        if block is not None and (name in bases or matters(block)):
+                        if block is not None and (name in bases or cues.matters(block)):
                             grown.add(candidate)
                             break
-        grown |= _callers(files, frontier, chosen | grown, lambda block: accumulates(block) and (steps_in(block) or touches(block)))
+        grown |= _callers(files, frontier, chosen | grown, cues.trains)
         if not grown:
             break
         chosen |= grown

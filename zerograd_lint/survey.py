@@ -156,12 +156,26 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
 PARALLEL_FROM = 100_000  # characters
 
 
-def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary) -> dict[str, ModuleSurvey | Unparsable]:
-    """`survey_module` of each text, shared out to a forked process when there is enough text."""
-    shares = parallel.shares({path: len(text) for path, text in texts.items()}, PARALLEL_FROM)
+def start(texts: Mapping[str, str], vocabulary: Vocabulary) -> parallel.Later[dict[str, ModuleSurvey | Unparsable]] | None:
+    """The first look at `texts`, begun in a forked child while this process goes on (choosing the
+    other files that take part): None when there is too little text to pay for a child."""
+    if sum(map(len, texts.values())) < PARALLEL_FROM:
+        return None
+    return parallel.Later(lambda paths: {p: _survey_one((texts[p], vocabulary)) for p in paths}, sorted(texts))
+
+
+def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary,
+               started: parallel.Later[dict[str, ModuleSurvey | Unparsable]] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
+    """`survey_module` of each text, shared out to a forked process when there is enough text.
+    The files of a `start`ed first look are not looked at again: its results are waited for."""
+    begun = set(started.item) if started is not None else set()
+    rest = {path: len(text) for path, text in texts.items() if path not in begun}
     done: dict[str, ModuleSurvey | Unparsable] = {}
+    shares = parallel.shares(rest, PARALLEL_FROM)
     for share in parallel.fork_map(lambda paths: {p: _survey_one((texts[p], vocabulary)) for p in paths}, shares):
         done.update(share)
+    if started is not None:
+        done.update(started.result())
     return {path: done[path] for path in sorted(texts)}
 
 
