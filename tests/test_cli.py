@@ -276,3 +276,18 @@ def test_libcst_is_imported_only_to_parse(source: str, parsed: bool) -> None:
     )
     assert done.returncode == (1 if parsed else 0), done.stderr[-500:]
     assert (" libcst\n" in done.stderr) == parsed
+
+
+def test_the_process_exits_at_once_with_everything_written() -> None:
+    """`run` ends the process without the interpreter's shutdown, after flushing: a large report
+    piped to another program arrives whole, with the exit code `main` chose."""
+    done = subprocess.run(
+        [sys.executable, "-m", "zerograd_lint", "--no-cache", "--output-format", "json", "tests/fixtures"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert len(json.loads(done.stdout)) > 100
+    assert done.stderr.startswith("Found ")
+    bad = subprocess.run([sys.executable, "-m", "zerograd_lint", "--no-such-option"], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "No such option" in bad.stderr

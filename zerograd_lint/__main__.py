@@ -1,6 +1,4 @@
-import sys
-
-from zerograd_lint.cli import main
+from zerograd_lint.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # naming modules and resolving imports needs no LibCST: it loads at the first parse
     import libcst as cst
-    from libcst.metadata import CodeRange
 
     from zerograd_lint.scopes import Scope
 
@@ -62,9 +61,11 @@ class Module:
         """Positions cost as much as the parse itself: computed only for modules whose code ends
         up in a graph, not for those parsed to read an optimizer factory or a base class."""
         if self._positions is None:
+            from zerograd_lint.positions import Positions
+
             try:
-                self._positions = _positions(self.cst)
-            except (RecursionError, KeyError):  # LibCST turns its RecursionError into a KeyError
+                self._positions = Positions(self.cst)
+            except RecursionError:
                 self._positions = TooDeep(self.path)
         if isinstance(self._positions, TooDeep):
             raise self._positions
@@ -173,18 +174,3 @@ class Project:
                     return None
                 return module, (rest[0] if rest else None)
         return None
-
-
-def _positions(tree: cst.Module) -> dict[cst.CSTNode, CodeRange]:
-    """`PositionProvider`'s positions, by its own code generation. `MetadataWrapper.resolve`
-    would add a visit of the whole tree for batched providers, of which there are none here:
-    40% of the cost."""
-    from libcst.metadata import PositionProvider
-    from libcst.metadata.position_provider import PositionProvidingCodegenState
-
-    provider = PositionProvider()
-    state = PositionProvidingCodegenState(
-        default_indent=tree.default_indent, default_newline=tree.default_newline, provider=provider
-    )
-    tree._codegen(state)
-    return provider._computed

@@ -1,0 +1,58 @@
+"""`zerograd_lint.positions` gives, for every node, the range LibCST's own `PositionProvider` gives."""
+
+from __future__ import annotations
+
+import ast
+import sysconfig
+from pathlib import Path
+
+import libcst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from zerograd_lint.positions import Positions
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# every fixture, and standard library modules with decorators, async code, f-strings, line
+# continuations, semicolons, comments in odd places and CRLF-free but varied layouts
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SAMPLES = [*sorted(FIXTURES.rglob("*.py")), *(STDLIB / name for name in (
+    "dataclasses.py", "asyncio/tasks.py", "functools.py", "string.py", "textwrap.py", "contextlib.py",
+))]
+
+
+def assert_same_positions(source: str) -> None:
+    module = libcst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    mine = Positions(module)
+    assert len(mine) == len(expected)
+    for node, where in expected.items():
+        assert mine[node] == where, (type(node).__name__, where)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_every_node_is_where_libcst_puts_it(path: Path) -> None:
+    assert_same_positions(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("source", [
+    "",
+    "\n",
+    "x = 1",  # no trailing newline
+    "# only a comment",
+    "if a:\r\n    b = 1\r\n\r\n    # c\r\nelse:  # d\r\n\tpass\r\n",  # CRLF, a tab
+    "x = '''\rone\r\ntwo\n'''\n",  # every line break inside a string
+    "x = (1 +\\\n     2); y = 3\n",  # a continuation, a semicolon
+    "@d(\n  1)\n# between\n@e\nasync def f(a, /, b=2, *c, d: int = 3, **e) -> 'x':\n    async with g as h:\n        await h\n",
+    "s = f'{a!r:>{w}} {b}' \"é\" '\U0001d11e'\n",  # characters outside the BMP count one column
+    "match p:\n    case [1, *r] | {'k': v} if v:\n        pass\n    case C(x=1):\n        pass\n",
+])
+def test_odd_layouts(source: str) -> None:
+    ast.parse(source)
+    assert_same_positions(source)
+
+
+def test_a_node_of_another_tree_is_a_key_error() -> None:
+    positions = Positions(libcst.parse_module("x = 1\n"))
+    with pytest.raises(KeyError):
+        positions[libcst.parse_module("x = 1\n").body[0]]
