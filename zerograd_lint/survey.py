@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zerograd_lint import parallel
@@ -97,36 +97,49 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     words = _Words(vocabulary)
     survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())
     words.survey = survey
+    # a leaf name says something only when the vocabulary has plain words of its own
+    leaves = () if words.plain_touching else (ast.Name,)
     # node, owner, in a class body, in a loop of the owner, depth
     stack: list[tuple[ast.AST, int, bool, bool, int]] = [(tree, MODULE, False, False, 0)]
     while stack:
         node, owner, in_class, in_loop, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = type(node)
+        if kind in _DEFS:
             survey.functions[node.lineno] = Function()
             if owner != MODULE:
                 survey.nested[node.lineno] = owner
             named = survey.methods_named if in_class else survey.functions_named
             named.setdefault(node.name, []).append(node.lineno)
             owner, in_loop = node.lineno, False
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif kind in _IMPORTS:
             survey.imports.update(_origins(node))
-        elif isinstance(node, ast.ClassDef):
+        elif kind is ast.ClassDef:
             survey.bases.update(b for b in map(_last, node.bases) if b)
-        else:
+        elif kind in _LOOPS:
             function = survey.functions[owner]
-            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                in_loop = True
-                if function.in_loops is None:
-                    function.in_loops = Function()
+            in_loop = True
+            if function.in_loops is None:
+                function.in_loops = Function()
+        elif kind in _NOTED:
+            function = survey.functions[owner]
             words.note(node, function)
             if in_loop:
                 words.note(node, function.in_loops)
-        body_of_class = isinstance(node, ast.ClassDef)
         # `a and b and c` is one node here, but LibCST nests one per operator: count them all
-        deeper = depth + (len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1)
-        stack.extend((child, owner, body_of_class, in_loop, deeper) for child in _children(node))
+        deeper = depth + (len(node.values) - 1 if kind is ast.BoolOp else 1)
+        body_of_class = kind is ast.ClassDef
+        for name in node._fields:
+            value = getattr(node, name, None)
+            for child in value if type(value) is list else (value,):
+                if type(child) in _SILENT:
+                    continue
+                if type(child) in leaves:  # nothing to note, nothing below: only its depth counts
+                    if deeper > MAX_DEPTH:
+                        raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
+                else:
+                    stack.append((child, owner, body_of_class, in_loop, deeper))
     def_lines = sorted(line for line in survey.functions if line != MODULE)
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -135,20 +148,24 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     return survey
 
 
-# Children that say nothing to the survey: `Load`, `Store`, operators, constants.
-_SILENT = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant)
+def _concrete(*bases: type) -> frozenset[type]:
+    found, todo = set(), list(bases)
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo.extend(cls.__subclasses__())
+    return frozenset(found)
 
 
-def _children(node: ast.AST) -> Iterator[ast.AST]:
-    """`ast.iter_child_nodes` without the silent ones: a third of a module's nodes."""
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, ast.AST) and not isinstance(item, _SILENT):
-                    yield item
-        elif isinstance(value, ast.AST) and not isinstance(value, _SILENT):
-            yield value
+# Values of fields that say nothing to the survey: `Load`, `Store`, operators, constants, and what
+# is not a node (names as strings, levels, None)
+_SILENT = _concrete(ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant) | {
+    str, int, bool, type(None),
+}
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_NOTED = frozenset({ast.Call, ast.Attribute, ast.Name, ast.AugAssign, ast.Assign})  # what `_Words.note` reads
 
 
 # Below this much text the first look runs in this process alone: forking costs more. Measured
