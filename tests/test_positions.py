@@ -56,3 +56,14 @@ def test_a_node_of_another_tree_is_a_key_error() -> None:
     positions = Positions(libcst.parse_module("x = 1\n"))
     with pytest.raises(KeyError):
         positions[libcst.parse_module("x = 1\n").body[0]]
+
+
+def test_lines_of_a_text_cut_out_of_a_longer_one_are_given_in_the_longer_one() -> None:
+    """The analysis parses a module without its blank lines (`sparse.sparse_text`); each line
+    left keeps its number in the file."""
+    module = libcst.parse_module("def f():\n    return g(1)\n")
+    positions = Positions(module, lines=[3, 7])
+    returned = module.body[0].body.body[0]
+    assert positions[module.body[0]].start == libcst.metadata.CodePosition(3, 0)
+    assert positions[returned].start == libcst.metadata.CodePosition(7, 4)
+    assert positions[module].end.line == 8  # past the last line: counted on from it

@@ -38,7 +38,8 @@ def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError
     for path, found in plan.connected.items():  # LibCST gets only what can matter
         analysed = exhaustive or MODULE in found.roots
         preparing = {line for line, function in surveys[path].functions.items() if function.prepares}
-        plan.project.modules[path].text = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
+        module = plan.project.modules[path]
+        module.text, module.lines = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
     sizes = {path: len(plan.project.modules[path].text) for path, found in plan.connected.items() if found.roots}
     shares = parallel.shares(sizes, PARALLEL_FROM)
     parts = parallel.fork_map(lambda share: _analyse_share(plan, words, dict(errors), exhaustive, share), shares)

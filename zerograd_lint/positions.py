@@ -7,7 +7,7 @@ manager per statement; on a large module that costs as much as the parse. This s
 the same code generation (so the ranges are LibCST's own, which `tests/test_positions.py`
 checks node for node), but keeps no token, counts lines only in tokens that hold a line break,
 and records plain tuples keyed by the node's id; a `CodeRange` is made only for a node asked for.
-The ids stay valid as long as the module's tree lives, which owns every node.
+The ids stay valid because the positions keep the tree, which owns every node, alive.
 """
 
 from __future__ import annotations
@@ -26,9 +26,13 @@ _LINE_BREAK = re.compile(r"\r\n?|\n")
 class Positions:
     """node -> `CodeRange`, as `PositionProvider` gives it (a KeyError for a node not in the tree)."""
 
-    __slots__ = ("_ranges",)
+    __slots__ = ("_ranges", "_lines", "_module")
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, lines: list[int] | None = None) -> None:
+        """`lines`: the line each line of the module's code stands for (it was cut out of a
+        longer text); the ranges are given in those lines."""
+        self._lines = lines
+        self._module = module  # owns every node: their ids are not reused while these ranges live
         state = _Recorder(module.default_indent, module.default_newline)
         if module.header or module.body or module.footer:
             state.tokens.append("")  # something will be written (`Module._codegen_impl` asks)
@@ -37,7 +41,13 @@ class Positions:
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         line, column, end_line, end_column = self._ranges[id(node)]
+        if self._lines is not None:
+            line, end_line = self._line(line), self._line(end_line)
         return CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
+
+    def _line(self, line: int) -> int:
+        lines = self._lines
+        return lines[line - 1] if line <= len(lines) else (lines[-1] if lines else 0) + line - len(lines)
 
     def __contains__(self, node: cst.CSTNode) -> bool:
         return id(node) in self._ranges

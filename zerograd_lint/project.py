@@ -35,6 +35,7 @@ class Module:
     path: str
     text: str
     folder: str  # where a bare `import name` in this module looks first
+    lines: list[int] | None = None  # the file's line number of each line of `text`, if they differ
     error: str = ""  # why LibCST could not parse it
     _cst: cst.Module | None = None
     _positions: object = None
@@ -64,7 +65,7 @@ class Module:
             from zerograd_lint.positions import Positions
 
             try:
-                self._positions = Positions(self.cst)
+                self._positions = Positions(self.cst, self.lines)
             except RecursionError:
                 self._positions = TooDeep(self.path)
         if isinstance(self._positions, TooDeep):

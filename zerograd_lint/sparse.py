@@ -2,10 +2,10 @@
 
 LibCST parses about twelve times slower than `ast`, and its positions cost as much again; a test
 module of a thousand functions may hold one training loop. The survey knows, per function,
-whether it can matter. The body of every other function is replaced by `pass` and empty lines,
-line for line, so that every position stays what it is in the file and every definition is still
-there to be resolved (a call of a function that cannot matter stays a call of a project function
-that is not followed). `__init__`, `configure_optimizers` and `__call__` keep their bodies
+whether it can matter. The body of every other function is replaced by `pass`, so that every
+definition is still there to be resolved (a call of a function that cannot matter stays a call of
+a project function that is not followed). Blank lines are then left out, and each line left keeps
+its number in the file (`Module.lines`): positions are read through it, columns unchanged. `__init__`, `configure_optimizers` and `__call__` keep their bodies
 (optimizers are built and models stored there), and so do long module-level statements only when
 the module body itself is analysed.
 
@@ -84,11 +84,11 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
     return Outline(tuple(bodies), long)
 
 
-def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> str:
-    """`text` with what cannot matter emptied. `keep` holds the `def` lines of the functions that
-    can matter."""
+def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> tuple[str, list[int]]:
+    """`text` with what cannot matter emptied, then without its blank lines (LibCST builds
+    objects for each, and most lines of an emptied body end up blank), and the line in `text` of
+    each line left. `keep` holds the `def` lines of the functions that can matter."""
     lines = lines_of(text)
-    changed = False
     for body in shape.bodies:
         if body.kept_method or not body.defs.isdisjoint(keep) or body.first > len(lines):
             continue
@@ -99,13 +99,26 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
             line = lines[number]
             ending = _newline(line)
             lines[number] = _columns(line, body.indent) + "pass" + ending if number == first - 1 else ending
-        changed = True
     if not module_analysed:
         for first, last in shape.long_statements:
             for number in range(first - 1, min(last, len(lines))):
                 lines[number] = _newline(lines[number])
-            changed = True
-    return "".join(lines) if changed else text
+    return _without_blank_lines(lines)
+
+
+def _without_blank_lines(lines: list[str]) -> tuple[str, list[int]]:
+    """The lines that are not blank, and their numbers. A blank line inside a string literal goes
+    too (the analysis reads no multi-line string); one after a backslash stays, as it ends the
+    statement the backslash continued."""
+    kept: list[str] = []
+    numbers: list[int] = []
+    continued = False
+    for number, line in enumerate(lines, 1):
+        if continued or line.strip():
+            kept.append(line)
+            numbers.append(number)
+            continued = line.rstrip("\r\n").endswith("\\")
+    return "".join(kept), numbers
 
 
 def _empty_header(lines: list[str], body: Body, first: int) -> None:

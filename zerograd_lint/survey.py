@@ -301,30 +301,31 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
     loop_calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
     for path, module in modules.items():
         near = {path} | imports.get(path, set())
-        around = near | importers.get(path, set())
+        functions = _named(modules, near, "functions_named")  # what `f(...)` and `x.f(...)` can reach
+        methods = _named(modules, near | importers.get(path, set()), "methods_named")  # `x.f(...)` too
         for line, function in module.functions.items():
-            calls[(path, line)] = _callees(function, modules, near, around)
+            calls[(path, line)] = _callees(function, functions, methods)
             if function.in_loops is not None:
-                loop_calls[(path, line)] = _callees(function.in_loops, modules, near, around)
-    accumulates = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}
-    touches = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}
-    steps = {(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.steps}
-    for flags in (accumulates, touches, steps):
-        grown = True
-        while grown:
-            new = {where for where, callees in calls.items() if where not in flags and callees & flags}
-            flags |= new
-            grown = bool(new)
+                loop_calls[(path, line)] = _callees(function.in_loops, functions, methods)
+    callers: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for where, callees in calls.items():
+        for callee in callees:
+            callers.setdefault(callee, []).append(where)
+    accumulates = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}, callers)
+    touches = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}, callers)
+    steps = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.steps}, callers)
+    followed_in = _by_module(accumulates | touches)
+    training_in = _by_module(accumulates & steps)
     callbacks = {n for m in modules.values() for n in m.callbacks} | {"training_step"}
     factories = {n for m in modules.values() for n in m.callback_factories}
     rooted: dict[str, set[int]] = {}
     out = {}
     for path, module in modules.items():
-        followed = frozenset(l for p, l in accumulates | touches if p == path)
+        followed = frozenset(followed_in.get(path, ()))
         worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
         per_batch = {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
         per_batch |= {l for name in factories for l in _nested_in(module, name)}
-        roots = {l for p, l in accumulates & steps if p == path and l in per_batch}
+        roots = {l for l in training_in.get(path, ()) if l in per_batch}
         for line, function in module.functions.items():
             loop = function.in_loops
             if loop is not None:
@@ -341,22 +342,46 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             if callee not in needed and callee in useful:
                 needed.add(callee)
                 todo.append(callee)
+    needed_in = _by_module(needed)
     for path, survey in out.items():
-        out[path] = dataclasses.replace(survey, needed=frozenset(l for p, l in needed if p == path))
+        out[path] = dataclasses.replace(survey, needed=frozenset(needed_in.get(path, ())))
     return out
 
 
-def _callees(function: Function, modules: Mapping[str, ModuleSurvey], near: set[str], around: set[str]) -> set[tuple[str, int]]:
+def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]]) -> set[tuple[str, int]]:
+    """The functions flagged, and those that call one, directly or not."""
+    todo = list(flagged)
+    while todo:
+        for caller in callers.get(todo.pop(), ()):
+            if caller not in flagged:
+                flagged.add(caller)
+                todo.append(caller)
+    return flagged
+
+
+def _by_module(functions: set[tuple[str, int]]) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for path, line in functions:
+        out.setdefault(path, set()).add(line)
+    return out
+
+
+def _named(modules: Mapping[str, ModuleSurvey], paths: set[str], kind: str) -> dict[str, list[tuple[str, int]]]:
+    """The functions (or methods) of these modules by name."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for path in paths:
+        for name, lines in getattr(modules[path], kind).items():
+            out.setdefault(name, []).extend((path, line) for line in lines)
+    return out
+
+
+def _callees(function: Function, functions: dict[str, list[tuple[str, int]]],
+             methods: dict[str, list[tuple[str, int]]]) -> set[tuple[str, int]]:
     callees: set[tuple[str, int]] = set()
-    for other in near:
-        found = modules[other]
-        for name in function.names | function.attributes:
-            callees.update((other, l) for l in found.functions_named.get(name, ()))
-    methods = function.attributes | ({"__call__"} if function.objects_called else set())
-    for other in around:
-        found = modules[other]
-        for name in methods:
-            callees.update((other, l) for l in found.methods_named.get(name, ()))
+    for name in function.names | function.attributes:
+        callees.update(functions.get(name, ()))
+    for name in function.attributes | ({"__call__"} if function.objects_called else set()):
+        callees.update(methods.get(name, ()))
     return callees
 
 
