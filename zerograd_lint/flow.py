@@ -108,13 +108,19 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             sets.extend(k for k in event.keys if k not in sets)
     links = {s: _set_links(s, resolver) for s in sets}
     unknown = [s for s in sets if not links[s][1]]
+    made_from: dict[Key, set[Key]] = {}  # `resolver.sources`, asked again and again for the same keys
+
+    def sources(target: Key) -> set[Key]:
+        if target not in made_from:
+            made_from[target] = resolver.sources(target)
+        return made_from[target]
 
     def linked(targets: tuple[Key, ...], collections: bool = True) -> list[Key]:
         """Sets whose parameters the targets hold; with `collections`, also through what a target
         collection of parameters was made from (`params = list(model.parameters())`)."""
         found = set(targets)
         if collections:
-            found = found.union(*(resolver.sources(t) for t in targets))
+            found = found.union(*(sources(t) for t in targets))
         expanded = resolver.expand(found)
         return [s for s in sets if links[s][1] and any(related(t, l) for t in expanded for l in links[s][0])]
 
