@@ -204,10 +204,6 @@ class _Cues:
         return self.accumulates(text) and (self.steps_in(text) or self.touches(text))
 
 
-def select(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
-    return grow(texts, direct(texts, words), words)
-
-
 def direct(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
     """The files that can hold a training loop by themselves: the first ones chosen."""
     cues = _Cues(words)

@@ -20,6 +20,7 @@ import builtins
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from zerograd_lint import parallel
 from zerograd_lint.settings import Vocabulary
@@ -178,7 +179,7 @@ def start(texts: Mapping[str, str], vocabulary: Vocabulary) -> parallel.Later[di
     other files that take part): None when there is too little text to pay for a child."""
     if sum(map(len, texts.values())) < PARALLEL_FROM:
         return None
-    return parallel.Later(lambda paths: {p: _survey_one((texts[p], vocabulary)) for p in paths}, sorted(texts))
+    return parallel.Later(partial(_surveys, texts, vocabulary), sorted(texts))
 
 
 def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary,
@@ -189,18 +190,22 @@ def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary,
     rest = {path: len(text) for path, text in texts.items() if path not in begun}
     done: dict[str, ModuleSurvey | Unparsable] = {}
     shares = parallel.shares(rest, PARALLEL_FROM)
-    for share in parallel.fork_map(lambda paths: {p: _survey_one((texts[p], vocabulary)) for p in paths}, shares):
+    for share in parallel.fork_map(partial(_surveys, texts, vocabulary), shares):
         done.update(share)
     if started is not None:
         done.update(started.result())
     return {path: done[path] for path in sorted(texts)}
 
 
-def _survey_one(job: tuple[str, Vocabulary]) -> ModuleSurvey | Unparsable:
-    try:
-        return survey_module(*job)
-    except Unparsable as exc:
-        return exc
+def _surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
+    """The first look at each of `paths` (one share), or why there is none."""
+    out: dict[str, ModuleSurvey | Unparsable] = {}
+    for path in paths:
+        try:
+            out[path] = survey_module(texts[path], vocabulary)
+        except Unparsable as exc:
+            out[path] = exc
+    return out
 
 
 def _origins(node: ast.Import | ast.ImportFrom) -> set[str]:
