@@ -23,7 +23,6 @@ from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
-from zerograd_lint.parallel import Later
 from zerograd_lint.plan import plan
 from zerograd_lint.settings import Vocabulary
 
@@ -110,7 +109,7 @@ def _unused_markers(texts: Mapping[str, str], paths: list[str]) -> dict[str, lis
 
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
-                  started: Later | None = None) -> Result:
+                  started: parallel.Later | None = None) -> Result:
     result = Result()
     if not texts:
         return result
@@ -130,7 +129,7 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
 
 
 def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
-          started: Later | None) -> list[rules.Raw]:
+          started: parallel.Later | None) -> list[rules.Raw]:
     """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle collector
     is back: still referenced, they made its next passes walk them again and again as live
     objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""

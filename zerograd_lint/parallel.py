@@ -31,11 +31,11 @@ def can_fork() -> bool:
     return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(sizes: dict[str, int], least: int, workers: int | None = None) -> list[list[str]]:
+def shares(sizes: dict[str, int], least: float) -> list[list[str]]:
     """The keys of `sizes` split into shares of about equal total size (largest first, each to the
     lightest share; ties by key, so the split is deterministic). One share when the total is
     below `least`, or when this process cannot fork."""
-    workers = min(workers or WORKERS, os.cpu_count() or 1, len(sizes))
+    workers = min(WORKERS, os.cpu_count() or 1, len(sizes))
     if workers < 2 or sum(sizes.values()) < least or not can_fork():
         return [sorted(sizes)] if sizes else []
     out: list[list[str]] = [[] for _ in range(workers)]

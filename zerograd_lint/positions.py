@@ -49,9 +49,6 @@ class Positions:
         lines = self._lines
         return lines[line - 1] if line <= len(lines) else (lines[-1] if lines else 0) + line - len(lines)
 
-    def __contains__(self, node: cst.CSTNode) -> bool:
-        return id(node) in self._ranges
-
     def __len__(self) -> int:
         return len(self._ranges)
 
