@@ -78,7 +78,9 @@ def _cues(cues, extra: tuple[str, ...]):
     return found
 
 
-_TOP = re.compile(r"^(?=[^\s#)\]}])", re.MULTILINE)  # where a module-level statement starts
+# the line break before a module-level statement (a literal first: found fast, not tried at
+# every position as `^` is)
+_TOP = re.compile(r"\n(?=[^\s#)\]}])")
 _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -150,7 +152,7 @@ class _Index:
             for match in map(_DEFINITION.match, repeat(text), _line_starts(text, ("def", "class", "async"))):
                 if match:
                     after = _TOP.search(text, match.end())
-                    self._definitions.setdefault(match.group(1), text[match.start() : after.start() if after else len(text)])
+                    self._definitions.setdefault(match.group(1), text[match.start() : after.end() if after else len(text)])
         return self._definitions.get(name)
 
 

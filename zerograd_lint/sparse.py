@@ -74,6 +74,9 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
                     ))
             elif isinstance(statement, ast.ClassDef):
                 visit(statement.body, in_class=True)
+            else:  # definitions under `if HAS_FX:`, `try:` and the like are emptied too
+                for block in _blocks(statement):
+                    visit(block, in_class)
 
     visit(tree.body, in_class=False)
     long = tuple(
@@ -82,6 +85,19 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
         and (s.end_lineno or s.lineno) - s.lineno + 1 > _LONG
     )
     return Outline(tuple(bodies), long)
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a compound statement that is not a definition."""
+    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [statement.body]
+    if isinstance(statement, (ast.Try, ast.TryStar)):
+        return [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
+    if isinstance(statement, ast.Match):
+        return [case.body for case in statement.cases]
+    return []
 
 
 def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> tuple[str, list[int]]:
