@@ -36,6 +36,7 @@ DECLINED = {
     "ZG001/manual_data_sub_no_clear.py": "is an update by hand",
     "ZG001/manual_sgd_no_clear.py": "is an update by hand",
     "ZG001/manual_tensor_update.py": "is an update by hand",
+    "ZG001/methods_defined_under_a_condition.py": "the step is in `update()` (line 21)",
     "ZG001/nested_closure_helper.py": "the step is in `step()` (line 11)",
     "ZG002/grad_none_by_hand_between.py": "the clear is inside the loop at line 12 and the step is not",
     "ZG002/helper_clears_between.py": "the clear is in `reset()` (line 13)",
