@@ -1,4 +1,4 @@
-"""Where sharing the analysis out to a forked process starts to pay (`analysis.PARALLEL_FROM`).
+"""Where sharing the analysis out to a forked process starts to pay (`dispatch.PARALLEL_FROM`).
 
     python benchmarks/parallel_analysis.py           # copies of the training scripts in examples/
     python benchmarks/parallel_analysis.py FILE...   # copies of your own training files
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from zerograd_lint import analysis, parallel
+from zerograd_lint import checker, dispatch, parallel
 from zerograd_lint.checker import check_project
 from zerograd_lint.files import discover
 
@@ -36,7 +36,7 @@ def training_files(paths: list[str]) -> dict[str, str]:
 
 
 def analysed_size(texts: dict[str, str]) -> int:
-    """The LibCST text of the modules holding roots, as `analysis.PARALLEL_FROM` counts it."""
+    """The LibCST text of the modules holding roots, as `dispatch.PARALLEL_FROM` counts it."""
     seen = []
     real = parallel.shares
 
@@ -53,7 +53,8 @@ def analysed_size(texts: dict[str, str]) -> int:
 
 
 def timed(texts: dict[str, str], parallel_from: float) -> float:
-    analysis.PARALLEL_FROM = parallel_from
+    dispatch.PARALLEL_FROM = parallel_from
+    checker.TEAM_FROM = float("inf")  # no helpers from the start of the run: only this choice measured
     gc.collect()
     start = time.perf_counter()
     check_project(texts)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from zerograd_lint import survey
 from zerograd_lint.files import discover
+from zerograd_lint.parallel import Team
 from zerograd_lint.settings import Vocabulary
 
 REPEATS = 5
@@ -41,7 +42,8 @@ def texts_of(paths: list[str]) -> dict[str, str]:
 def timed(texts: dict[str, str], parallel_from: int) -> float:
     survey.PARALLEL_FROM = parallel_from
     start = time.perf_counter()
-    survey.survey_all(texts, Vocabulary())
+    with Team(texts) as team:  # a helper forked only when sharing
+        survey.survey_all(texts, Vocabulary(), helper=team.idle)
     return time.perf_counter() - start
 
 

@@ -1,5 +1,5 @@
-"""Sharing the analysis out to a forked process changes its speed, never its findings; a child
-that fails costs time, not a result."""
+"""Sharing a run out to forked helpers changes its speed, never its findings; a helper that
+fails costs time, not a result."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import analysis, checker, parallel, survey
+from zerograd_lint import checker, dispatch, parallel, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 
@@ -23,16 +23,32 @@ needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="this platform o
 def _findings(sources: dict[str, bytes], monkeypatch: pytest.MonkeyPatch, shared: bool) -> tuple[dict, int]:
     """The findings, and the number of shares the analysis was split into."""
     seen = []
-    real = parallel.fork_map
+    real = dispatch._merged
 
-    def spy(work, items):
-        seen.append(len(items))
-        return real(work, items)
+    def spy(parts, errors):
+        seen.append(len(parts))
+        return real(parts, errors)
 
-    monkeypatch.setattr(parallel, "fork_map", spy)
-    monkeypatch.setattr(analysis, "PARALLEL_FROM", 0 if shared else float("inf"))
+    monkeypatch.setattr(dispatch, "_merged", spy)
+    monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0 if shared else float("inf"))
     result = check_project(sources)
     return {p: f for p, f in result.findings.items() if f}, max(seen, default=0)
+
+
+def _with_a_team(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make every run use helpers from its start; the names of the jobs they were given."""
+    given = []
+    real = parallel.Helper.submit
+
+    def spy(self, work, *args):
+        given.append(work.__name__)
+        return real(self, work, *args)
+
+    monkeypatch.setattr(parallel.Helper, "submit", spy)
+    monkeypatch.setattr(checker, "TEAM_FROM", 0)
+    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    return given
 
 
 @needs_fork
@@ -42,6 +58,8 @@ def test_a_project_gives_the_same_findings_shared_out(project: Path, monkeypatch
     alone, _ = _findings(sources, monkeypatch, shared=False)
     shared, _ = _findings(sources, monkeypatch, shared=True)
     assert shared == alone
+    _with_a_team(monkeypatch)
+    assert {p: f for p, f in check_project(sources).findings.items() if f} == alone
 
 
 @needs_fork
@@ -54,17 +72,25 @@ def test_all_fixtures_together_give_the_same_findings_shared_out(monkeypatch: py
     assert shared == alone
 
 
-def test_shares_are_balanced_and_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "can_fork", lambda: True)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+@needs_fork
+def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With helpers from the start of the run: markers, first looks and the analysis are theirs."""
+    sources = {str(p): p.read_bytes() for p in ALL}
+    alone, _ = _findings(sources, monkeypatch, shared=False)
+    given = _with_a_team(monkeypatch)
+    helped = {p: f for p, f in check_project(sources).findings.items() if f}
+    assert helped == alone
+    assert sorted(set(given)) == ["_unused_markers", "analyse_share", "prepare", "surveys"]
+    assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
+
+
+def test_shares_are_balanced_and_deterministic() -> None:
     sizes = {"a": 50, "b": 40, "c": 30, "d": 20, "e": 10}
-    assert parallel.shares(sizes, least=100) == [["a", "d", "e"], ["b", "c"]]
-    assert parallel.shares(dict(reversed(sizes.items())), least=100) == [["a", "d", "e"], ["b", "c"]]
-    assert parallel.shares(sizes, least=1000) == [["a", "b", "c", "d", "e"]]  # too little to share
-    assert parallel.shares({"a": 500}, least=100) == [["a"]]
-    assert parallel.shares({}, least=0) == []
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
-    assert parallel.shares(sizes, least=100) == [["a", "b", "c", "d", "e"]]
+    assert parallel.shares(sizes, 2) == [["a", "d", "e"], ["b", "c"]]
+    assert parallel.shares(dict(reversed(sizes.items())), 2) == [["a", "d", "e"], ["b", "c"]]
+    assert parallel.shares(sizes, 1) == [["a", "b", "c", "d", "e"]]
+    assert parallel.shares({"a": 500}, 2) == [["a"]]
+    assert parallel.shares({}, 2) == []
 
 
 def test_no_fork_while_another_thread_runs() -> None:
@@ -81,71 +107,105 @@ def test_no_fork_while_another_thread_runs() -> None:
 PARENT = os.getpid()
 
 
-def _square(n: int) -> tuple[int, bool]:
+def _square(_context: object, n: int) -> tuple[int, bool]:
     return n * n, os.getpid() == PARENT
 
 
 @needs_fork
-def test_fork_map_keeps_the_order_and_forks() -> None:
-    assert parallel.fork_map(_square, [1, 2, 3]) == [(1, True), (4, False), (9, False)]
+def test_a_helper_does_its_jobs_in_order_elsewhere() -> None:
+    with parallel.Helper(None) as helper:
+        jobs = [helper.submit(_square, n) for n in (1, 2, 3)]
+        assert [job.result() for job in reversed(jobs)] == [(9, False), (4, False), (1, False)]
 
 
-def _fails_in_a_child(n: int) -> int:
+def _fails_in_a_helper(_context: object, n: int) -> int:
     if os.getpid() != PARENT:
-        raise ValueError("only in a child")
+        raise ValueError("only in a helper")
     return n
 
 
-def _dies_in_a_child(n: int) -> int:
+def _dies_in_a_helper(_context: object, n: int) -> int:
     if os.getpid() != PARENT:
         os._exit(3)  # killed mid-way: nothing written
     return n
 
 
-def _unpicklable_in_a_child(n: int) -> object:
+def _unpicklable_in_a_helper(_context: object, n: int) -> object:
     return (lambda: n) if os.getpid() != PARENT else n
 
 
 @needs_fork
-@pytest.mark.parametrize("work", [_fails_in_a_child, _dies_in_a_child, _unpicklable_in_a_child])
-def test_a_failed_child_share_is_done_again_here(work) -> None:
-    assert parallel.fork_map(work, [1, 2]) == [1, 2]
+@pytest.mark.parametrize("work", [_fails_in_a_helper, _dies_in_a_helper, _unpicklable_in_a_helper])
+def test_a_failed_job_is_done_again_here(work) -> None:
+    with parallel.Helper(None) as helper:
+        failed = helper.submit(work, 1)
+        after = helper.submit(_square, 2)
+        assert failed.result() == 1
+        assert after.result()[0] == 4  # done by the helper, or here if the helper died
+
+
+def _echo(context: bytes, data: bytes) -> bytes:
+    return context + data
 
 
 @needs_fork
-def test_an_error_here_reaps_the_children() -> None:
-    def work(n: int) -> int:
-        if os.getpid() == PARENT:
-            raise KeyError(n)
-        return n
+def test_large_jobs_and_results_cross_without_waiting_on_each_other() -> None:
+    """A result the parent is not reading yet must not stop the helper from taking the next job,
+    nor a large job stop the parent while the helper's large result waits (pipes hold 64 KB)."""
+    big = b"x" * 3_000_000
+    with parallel.Helper(big) as helper:
+        first = helper.submit(_echo, big)
+        second = helper.submit(_echo, big[:10])  # sent while the first result fills the pipe
+        assert second.result() == big + big[:10]
+        assert first.result() == big + big
+        assert first.done and second.done  # both came from the helper
 
-    with pytest.raises(KeyError):
-        parallel.fork_map(work, [1, 2, 3])
+
+def _kept(_context: object) -> int:
+    parallel.keep(object())
+    return len(parallel._KEPT)
+
+
+@needs_fork
+def test_a_helper_keeps_what_it_is_given_to_keep_and_this_process_does_not() -> None:
+    with parallel.Helper(None) as helper:
+        assert helper.submit(_kept).result() == 1
+    parallel.keep(object())
+    assert parallel._KEPT is None
+
+
+@needs_fork
+def test_an_error_here_reaps_the_helpers() -> None:
+    with pytest.raises(KeyError), parallel.Team(None) as team:
+        team.helper(1).submit(_square, 2)
+        raise KeyError(1)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind, not even a zombie
 
 
 @needs_fork
-def test_markers_looked_for_in_a_child_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_markers_looked_for_in_a_helper_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     sources = {str(p): p.read_bytes() for p in ALL}
-    monkeypatch.setattr(checker, "MARKERS_APART_FROM", float("inf"))
+    monkeypatch.setattr(checker, "TEAM_FROM", float("inf"))
     here = check_project(sources).findings
-    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    given = _with_a_team(monkeypatch)
     apart = check_project(sources).findings
+    assert "_unused_markers" in given
     assert apart == here
     assert any(f.code == "ZG100" for found in here.values() for f in found)
 
 
 @needs_fork
 def test_a_first_look_begun_for_nothing_leaves_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The files that train by themselves get their first look in a child while the others are
-    chosen; when the chosen files' result is in the cache, that child is stopped and reaped."""
-    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
-    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    """The files that train by themselves get their first look in a helper while the others are
+    chosen; when the chosen files' result is in the cache, that helper is stopped and reaped."""
+    given = _with_a_team(monkeypatch)
     cache = Cache(tmp_path / "cache")
     train = (FIXTURES / "ZG001" / "no_clear.py").read_bytes()
     first = check_project({"train.py": train, "notes.py": b"x = 1\n"}, cache=cache)
+    given.clear()
     again = check_project({"train.py": train, "notes.py": b"x = 2\n"}, cache=cache)  # only the chosen part hits
     assert [f.code for f in again.findings["train.py"]] == [f.code for f in first.findings["train.py"]] == ["ZG001"]
+    assert "surveys" in given and "analyse_share" not in given
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)

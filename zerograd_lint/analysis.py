@@ -1,6 +1,6 @@
 """The analysis proper, on LibCST: the CSTs of what the plan says can matter, one graph per
 analysed function with calls into the project inlined, states along paths, raw findings.
-Imported only when the plan holds a function worth analysing: other runs never load LibCST.
+Imported only by a process that analyses (`zerograd_lint.dispatch`): other runs never load LibCST.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import libcst as cst
 from zerograd_lint import parallel, rules, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder
+from zerograd_lint.dispatch import Part
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.flow import GaveUp, analyse
@@ -20,53 +21,11 @@ from zerograd_lint.plan import Plan
 from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.sparse import sparse_text
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
 
-# Below this much LibCST text (the sparse texts of the modules holding a root) the analysis runs
-# in this process alone: a fork and a second import of LibCST cost more than they save.
-# Measured with benchmarks/parallel_analysis.py on this project's 2-core machines.
-PARALLEL_FROM = 5_000  # characters
-
-
-def analyse_modules(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False) -> list[rules.Raw]:
-    """The raw findings of the planned modules; files that cannot be analysed go to `errors`.
-    With enough to analyse, the modules holding roots are shared out between this process and a
-    forked one; the findings do not depend on how (`Part.inlined` is merged before dropping)."""
-    texts, surveys = plan.texts, plan.surveys
-    for path, found in plan.connected.items():  # LibCST gets only what can matter
-        analysed = exhaustive or MODULE in found.roots
-        preparing = {line for line, function in surveys[path].functions.items() if function.prepares}
-        module = plan.project.modules[path]
-        module.text, module.lines = sparse_text(texts[path], surveys[path].outline, found.needed | preparing, analysed)
-    sizes = {path: len(plan.project.modules[path].text) for path, found in plan.connected.items() if found.roots}
-    shares = parallel.shares(sizes, PARALLEL_FROM)
-    parts = parallel.fork_map(lambda share: _analyse_share(plan, words, dict(errors), exhaustive, share), shares)
-    inlined = set().union(*(part.inlined for part in parts))
-    unique: dict[tuple, rules.Raw] = {}
-    for root, found_raws in sorted((item for part in parts for item in part.per_root), key=lambda item: item[0]):
-        if root in inlined:
-            continue  # analysed in the context of its callers
-        for raw in found_raws:
-            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
-    for part in parts:
-        for path, error in part.errors.items():
-            errors.setdefault(path, error)
-    return list(unique.values())
-
-
-@dataclass
-class Part:
-    """The analysis of some of the modules holding roots, in a form that pickles (no CST)."""
-
-    per_root: list[tuple[tuple[str, int], list[rules.Raw]]]  # (path, `def` line or MODULE): raws
-    inlined: set[tuple[str, int]]  # roots analysed within a caller that was analysed
-    errors: dict[str, SourceError]
-
-
-def _analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
-                   share: list[str]) -> Part:
+def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[str]) -> Part:
+    """The analysis of the modules of `share` (those holding roots), in a form that pickles."""
     surveys, project, connected = plan.surveys, plan.project, plan.connected
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
@@ -122,6 +81,7 @@ def _analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError]
                     errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
                 except RecursionError:
                     errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
+    parallel.keep((resolver, builder))  # in a helper: freed with it, not one by one
     return part
 
 

@@ -24,8 +24,20 @@ from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
-from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, KILL, NOP, SHIFT, EventNode, Fragment, Graph, Loop, Site
+from zerograd_lint.graph import (
+    ASSUME,
+    BACK,
+    ENTER,
+    EVENT,
+    KILL,
+    NOP,
+    SHIFT,
+    EventNode,
+    Fragment,
+    Graph,
+)
 from zerograd_lint.scopes import ELEMENT, dotted_name
+from zerograd_lint.sites import Loop, Site
 
 MAX_INLINE_DEPTH = 8
 

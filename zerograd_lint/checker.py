@@ -14,21 +14,24 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 
 from zerograd_lint import parallel, rules, select, survey, vocabulary
 from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
 from zerograd_lint.codes import RULES
+from zerograd_lint.dispatch import analyse_plan
 from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
-from zerograd_lint.plan import plan
+from zerograd_lint.plan import plan, prepare
 from zerograd_lint.settings import Vocabulary
 
-# From this much text, the markers of the files that are not chosen are looked for in a forked
-# child while this process chooses and analyses (a fork costs this process about 4 ms; the
-# markers of 5 MB of text about 8 ms). Measured on the installed torch package.
+# From this much text, forked helpers share the run (`parallel.Team`): one looks at the files that
+# train by themselves while this process chooses the others. Measured with
+# benchmarks/parallel_survey.py: a fork costs a few milliseconds, a first look at 100 KB ten times that.
+TEAM_FROM = 100_000  # characters
+# From this much text, the markers of the files that are not chosen are looked for by a helper
+# (a fork costs this process about 4 ms; the markers of 5 MB of text about 8 ms).
 MARKERS_APART_FROM = 5_000_000  # characters
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
@@ -69,19 +72,21 @@ def check_project(
             texts[path] = _decode(source, path)
         except SourceError as exc:
             result.errors[path] = exc
-    with ExitStack() as children:  # whatever happens, no child is left behind
+    total = sum(map(len, texts.values()))
+    with parallel.Team(texts) as team:  # whatever happens, no helper is left behind
+        helping = team if total >= TEAM_FROM and parallel.can_fork() else None
         markers = None  # the files not chosen can only have markers that suppress nothing
-        if sum(map(len, texts.values())) >= MARKERS_APART_FROM:
-            markers = parallel.Later(partial(_unused_markers, texts), sorted(texts))
-            children.callback(markers.cancel)
-        started = None
+        if helping is not None and total >= MARKERS_APART_FROM:
+            markers = team.helper(0).submit(_unused_markers, sorted(texts))
+        begun = None
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
             first = select.direct(texts, vocabulary)
-            started = survey.start({p: texts[p] for p in first if _eligible(p, texts[p])}, vocabulary)
-            if started is not None:
-                children.callback(started.cancel)
+            early = sorted(p for p in first if _eligible(p, texts[p]))
+            if helping is not None and sum(len(texts[p]) for p in early) >= survey.PARALLEL_FROM:
+                begun = team.helper(0).submit(survey.surveys, vocabulary, early)
+                team.each(prepare)
             picked = select.grow(texts, first, vocabulary)
         chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p])}
         part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
@@ -90,7 +95,7 @@ def check_project(
             result.findings.update(hit[0])
             result.errors.update(hit[1])
         else:
-            found = _check_chosen(chosen, vocabulary, exhaustive, started)
+            found = _check_chosen(chosen, vocabulary, exhaustive, helping, begun)
             result.findings.update(found.findings)
             result.errors.update(found.errors)
             if cache is not None:
@@ -98,24 +103,25 @@ def check_project(
         others = [path for path in texts if path not in chosen and path not in result.errors]
         unused = markers.result() if markers is not None else _unused_markers(texts, others)
         for path in others:
-            result.findings[path] = sorted(_finding(path, raw) for raw in unused[path])
+            result.findings[path] = sorted(_finding(path, raw) for raw in unused.get(path, ()))
     if cache is not None:
         cache.put(whole, result.findings, result.errors)
     return result
 
 
 def _unused_markers(texts: Mapping[str, str], paths: list[str]) -> dict[str, list[rules.Raw]]:
-    return {path: rules.unused_markers(path, texts[path]) for path in paths}
+    """The ZG100s of the files among `paths` that have some (most have none)."""
+    return {path: found for path in paths if (found := rules.unused_markers(path, texts[path]))}
 
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
-                  started: parallel.Later | None = None) -> Result:
+                  team: parallel.Team | None = None, begun: parallel.Job | None = None) -> Result:
     result = Result()
     if not texts:
         return result
     raws: list[rules.Raw] = []
     try:
-        raws = _raws(texts, vocabulary, result.errors, exhaustive, started)
+        raws = _raws(texts, vocabulary, result.errors, exhaustive, team, begun)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, TOO_DEEP))
@@ -129,17 +135,15 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
 
 
 def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
-          started: parallel.Later | None) -> list[rules.Raw]:
+          team: parallel.Team | None, begun: parallel.Job | None) -> list[rules.Raw]:
     """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle collector
     is back: still referenced, they made its next passes walk them again and again as live
     objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""
     with _cycle_collector_paused():
-        planned = plan(texts, vocabulary, errors, exhaustive, started)
+        planned = plan(texts, vocabulary, errors, exhaustive, begun, team)
         if planned is None:  # nothing worth analysing: LibCST is not even imported
             return []
-        from zerograd_lint.analysis import analyse_modules
-
-        raws = analyse_modules(planned, vocabulary, errors, exhaustive)
+        raws = analyse_plan(planned, vocabulary, errors, team)
         del planned
     return raws
 

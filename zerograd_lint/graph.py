@@ -13,6 +13,7 @@ import libcst as cst
 
 from zerograd_lint import events as ev
 from zerograd_lint.conditions import Fact
+from zerograd_lint.sites import Loop, Site
 
 MAX_NODES = 20_000
 
@@ -28,28 +29,6 @@ BACK = "back"
 
 class TooComplex(Exception):
     """The function is too large to analyse within the node budget."""
-
-
-@dataclass(frozen=True)
-class Site:
-    path: str
-    line: int
-    column: int  # 0-based
-    text: str
-    subject: str = ""  # for a step or a clear: the code naming the optimizer (`self.optimizer`)
-
-
-@dataclass
-class Loop:
-    id: int
-    keyword: str  # "for", "while", "def" (a per-batch callback), "step" (step(closure))
-    path: str
-    line: int
-    column: int  # 0-based, at the keyword
-    length: int  # of the keyword
-    parent: int | None
-    counters: frozenset[str] = frozenset()  # names that advance by one per iteration
-    node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

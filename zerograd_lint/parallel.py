@@ -1,10 +1,12 @@
-"""Work shared out between this process and forked children, when there is enough of it.
+"""Work shared out between this process and forked helpers, when there is enough of it.
 
-A forked child inherits everything this process has built (texts, first looks, the plan) without
-copying or pickling any of it; only its result comes back, pickled, through a pipe. This process
-does the first share itself while the children do theirs. A child that fails in any way (an
-internal error, killed, a result that does not unpickle) costs nothing but time: its share is
-done again here, where an error is raised as it would have been without children.
+A `Helper` is a process forked from this one: it inherits everything this process holds at the
+fork (the texts read) without copying or pickling any of it, and then does the jobs it is given,
+in order, while this process goes on. A job is a module-level function and small arguments,
+pickled to the helper, which calls it with its `context` (the texts) first; the result comes back
+pickled through a pipe. A job the helper fails in any way (an internal error, killed, a result
+that does not unpickle) costs nothing but time: it is done again here when its result is asked
+for, where an error is raised as it would have been without helpers.
 
 Forking is used only where it is safe and cheap: Linux, and a process without other threads
 (a program embedding the linter, such as an editor's server, runs it serially).
@@ -15,29 +17,33 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import queue
+import select
 import signal
+import struct
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
-T = TypeVar("T")
 R = TypeVar("R")
 
-WORKERS = 2  # this process and one child: the cores of the machines this project is measured on
+WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
+_HEADER = struct.Struct("<Q")  # the length of the pickle that follows
+_CHUNK = 1 << 16
+_OPEN: set[int] = set()  # this process's ends of its helpers' pipes: a later helper closes them
+_KEPT: list[object] | None = None  # in a helper: what `keep` was given
 
 
 def can_fork() -> bool:
     return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(sizes: dict[str, int], least: float) -> list[list[str]]:
-    """The keys of `sizes` split into shares of about equal total size (largest first, each to the
-    lightest share; ties by key, so the split is deterministic). One share when the total is
-    below `least`, or when this process cannot fork."""
-    workers = min(WORKERS, os.cpu_count() or 1, len(sizes))
-    if workers < 2 or sum(sizes.values()) < least or not can_fork():
-        return [sorted(sizes)] if sizes else []
+def shares(sizes: dict[str, int], workers: int) -> list[list[str]]:
+    """The keys of `sizes` split into at most `workers` shares of about equal total size (largest
+    first, each to the lightest share; ties by key, so the split is deterministic)."""
+    workers = max(1, min(workers, len(sizes)))
     out: list[list[str]] = [[] for _ in range(workers)]
     totals = [0] * workers
     for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
@@ -47,69 +53,198 @@ def shares(sizes: dict[str, int], least: float) -> list[list[str]]:
     return [sorted(share) for share in out if share]
 
 
-class Later(Generic[R]):
-    """`work(item)`, under way in a forked child when this process can fork, else done here when
-    its result is first asked for."""
+def keep(value: object) -> None:
+    """In a helper, keep `value` alive until the helper is stopped: freeing a job's objects one by
+    one (the CSTs of an analysis: a tenth of a second) helps no one in a process about to be killed.
+    Elsewhere, nothing."""
+    if _KEPT is not None:
+        _KEPT.append(value)
 
-    def __init__(self, work: Callable[[T], R], item: T, fork: bool = True) -> None:
-        self.work, self.item = work, item
-        self._child = _start(work, item) if fork and can_fork() else None
+
+class Job(Generic[R]):
+    """The result of `work(context, *args)`, done by a helper or, failing that, here."""
+
+    def __init__(self, helper: Helper, work: Callable[..., R], args: tuple) -> None:
+        self.helper, self.work, self.args = helper, work, args
+        self.done = False
+        self.value: Any = None
 
     def result(self) -> R:
-        if self._child is None:
-            return self.work(self.item)
-        pid, fd = self._child
-        self._child = None
-        return _finish(pid, fd, self.work, self.item)
-
-    def cancel(self) -> None:
-        """Not wanted after all: the child, if any, is stopped and reaped."""
-        if self._child is not None:
-            pid, fd = self._child
-            self._child = None
-            os.close(fd)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        self.helper.wait_for(self)
+        return self.value if self.done else self.work(self.helper.context, *self.args)
 
 
-def fork_map(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """`[work(item) for item in items]`: the first item here, each other in a forked child."""
-    if len(items) < 2 or not can_fork():
-        return [work(item) for item in items]
-    later: list[Later[R]] = []
-    try:
-        later.extend(Later(work, item) for item in items[1:])
-        return [work(items[0])] + [each.result() for each in later]
-    finally:
-        for each in later:  # only when this process's own share raised
-            each.cancel()
+class Helper:
+    """A forked process doing the jobs it is given, in order (see the module's docstring). Use it
+    in a `with` block, or `close()` it: it is stopped and reaped, whatever it was doing."""
 
-
-def _start(work: Callable[[T], R], item: T) -> tuple[int, int]:
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns, never runs the parent's cleanup or flushes its buffers
-        try:
-            gc.disable()  # it exits soon: its cycles are freed with it
-            os.close(reader)
+    def __init__(self, context: object) -> None:
+        self.context = context
+        jobs_in, self._jobs = os.pipe()
+        self._results, results_out = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: never returns, never runs the parent's cleanup or flushes its buffers
             try:
-                data = pickle.dumps((True, work(item)), pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # noqa: BLE001 - any failure: the parent does this share again
+                for fd in (*_OPEN, self._jobs, self._results):
+                    os.close(fd)
+                _serve(context, jobs_in, results_out)
+            finally:
+                os._exit(0)
+        os.close(jobs_in)
+        os.close(results_out)
+        _OPEN.update((self._jobs, self._results))
+        self._pid: int | None = pid
+        self._pending: deque[Job] = deque()
+        self._received = bytearray()
+
+    def submit(self, work: Callable[..., R], *args: object) -> Job[R]:
+        """`work(context, *args)`, begun in the helper once the jobs before it are done."""
+        job = Job(self, work, args)
+        if self._pid is not None:
+            try:
+                data = pickle.dumps((work, args), pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - not picklable: done here when asked for
+                return job
+            self._pending.append(job)
+            self._send(_HEADER.pack(len(data)) + data)
+        return job
+
+    @property
+    def busy(self) -> bool:
+        """Has it jobs whose results have not been taken in yet?"""
+        return bool(self._pending)
+
+    def wait_for(self, job: Job) -> None:
+        """Take in results until `job`'s has come, or the helper is gone."""
+        while job in self._pending:
+            self._take_result()
+
+    def close(self) -> None:
+        if self._pid is not None:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = None
+            self._lost()
+
+    def __enter__(self) -> Helper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _send(self, data: bytes) -> None:
+        """Write a job while reading results, so that neither process waits for the other to read."""
+        view = memoryview(data)
+        while view and self._pid is not None:
+            readable, writable, _ = select.select([self._results], [self._jobs], [])
+            if readable and not self._read():
+                return
+            if writable:
+                try:
+                    view = view[os.write(self._jobs, view[:_CHUNK]) :]
+                except OSError:  # the helper is gone
+                    self._lost()
+
+    def _read(self) -> bool:
+        data = os.read(self._results, _CHUNK * 16)
+        if not data:  # the helper is gone
+            self._lost()
+        self._received += data
+        return bool(data)
+
+    def _take_result(self) -> None:
+        """Read the next result (that of the oldest pending job)."""
+        while len(self._received) < _HEADER.size or len(self._received) < _HEADER.size + _length(self._received):
+            if not self._read():
+                return
+        end = _HEADER.size + _length(self._received)
+        data, self._received = bytes(self._received[_HEADER.size : end]), self._received[end:]
+        job = self._pending.popleft()
+        try:
+            job.done, job.value = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - half a result, or one that does not unpickle: done here
+            job.done = False
+
+    def _lost(self) -> None:
+        """No more results will come: the pending jobs are done here when asked for."""
+        self._pending.clear()
+        for fd in (self._jobs, self._results):
+            if fd in _OPEN:
+                _OPEN.discard(fd)
+                os.close(fd)
+        if self._pid is not None:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+
+def _length(received: bytearray) -> int:
+    return _HEADER.unpack_from(received)[0]
+
+
+def _serve(context: object, jobs_in: int, results_out: int) -> None:
+    """Do the jobs as they come. Results are written by a thread of their own, so that a result
+    this process's parent is not reading yet never holds up the next job."""
+    global _KEPT
+    _KEPT = []
+    gc.disable()  # it is killed when no longer needed: its cycles go with it
+    done: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    writer = threading.Thread(target=_write_all, args=(done, results_out))
+    writer.start()
+    with os.fdopen(jobs_in, "rb") as jobs:
+        while len(header := jobs.read(_HEADER.size)) == _HEADER.size:
+            work, args = pickle.loads(jobs.read(_HEADER.unpack(header)[0]))
+            try:
+                data = pickle.dumps((True, work(context, *args)), pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # noqa: BLE001 - any failure: this process's parent does the job again
                 data = pickle.dumps((False, None))
-            with os.fdopen(writer, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(writer)
-    return pid, reader
+            done.put(_HEADER.pack(len(data)) + data)
+    done.put(None)
+    writer.join()
 
 
-def _finish(pid: int, fd: int, work: Callable[[T], R], item: T) -> R:
-    with os.fdopen(fd, "rb") as source:
-        data = source.read()
-    os.waitpid(pid, 0)
-    try:
-        done, result = pickle.loads(data)
-    except Exception:  # a child killed mid-write: nothing, or half a result
-        done = False
-    return result if done else work(item)
+def _write_all(done: queue.SimpleQueue[bytes | None], results_out: int) -> None:
+    with os.fdopen(results_out, "wb") as results:
+        while (data := done.get()) is not None:
+            results.write(data)
+            results.flush()
+
+
+class Team:
+    """Up to `WORKERS` helpers sharing one context, each forked when first needed (so that it
+    inherits what this process holds by then); all stopped when the team is closed."""
+
+    def __init__(self, context: object) -> None:
+        self.context = context
+        self.helpers: list[Helper] = []
+        self._given: dict[int, set[Callable]] = {}
+
+    def helper(self, index: int) -> Helper:
+        while len(self.helpers) <= index:
+            self.helpers.append(Helper(self.context))
+        return self.helpers[index]
+
+    def idle(self) -> Helper:
+        """A helper with no job pending: a new one if need be and there is room, else the last."""
+        waiting = next((h for h in self.helpers if not h.busy), None)
+        if waiting is not None:
+            return waiting
+        return self.helper(min(len(self.helpers), WORKERS - 1))
+
+    def each(self, work: Callable[..., object]) -> None:
+        """Give `work` (a job without arguments) to each helper that has not had it yet."""
+        for helper in self.helpers:
+            given = self._given.setdefault(id(helper), set())
+            if work not in given:
+                given.add(work)
+                helper.submit(work)
+
+    def close(self) -> None:
+        for helper in self.helpers:
+            helper.close()
+
+    def __enter__(self) -> Team:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -5,40 +5,78 @@ analysing (`connect`). A run whose files hold no such function ends here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from zerograd_lint.findings import SourceError
-from zerograd_lint.parallel import Later
+from zerograd_lint.parallel import Job, Team
 from zerograd_lint.project import Project
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.survey import ModuleSurvey, Survey, Unparsable, connect, survey_all
+from zerograd_lint.sparse import sparse_text
+from zerograd_lint.survey import (
+    MODULE,
+    ModuleSurvey,
+    Survey,
+    Unparsable,
+    connect,
+    survey_all,
+)
 
 
 @dataclass
 class Plan:
-    texts: dict[str, str]
+    texts: Mapping[str, str]
     surveys: dict[str, ModuleSurvey]
     project: Project
     connected: dict[str, Survey]
+    exhaustive: bool = False
+
+    @classmethod
+    def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], connected: dict[str, Survey],
+           exhaustive: bool = False, project: Project | None = None) -> Plan:
+        """The plan made of its parts (in a helper too), its modules to be cut for LibCST when
+        first parsed."""
+        project = project or _project(texts, surveys)
+        made = cls(texts, surveys, project, connected, exhaustive)
+        for path, module in project.modules.items():
+            module.cut = partial(made.sparse, path)
+        return made
+
+    def sparse(self, path: str) -> tuple[str, list[int]]:
+        """What LibCST gets of a module: only what can matter (`sparse.sparse_text`)."""
+        found, survey = self.connected[path], self.surveys[path]
+        preparing = {line for line, function in survey.functions.items() if function.prepares}
+        analysed = self.exhaustive or MODULE in found.roots
+        return sparse_text(self.texts[path], survey.outline, found.needed | preparing, analysed)
 
 
-def plan(texts: dict[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
-         started: Later | None = None) -> Plan | None:
+def plan(texts: Mapping[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
+         begun: Job | None = None, team: Team | None = None) -> Plan | None:
     """The plan for `texts`, or None when no function is worth analysing. Files `ast` cannot read
-    go to `errors`. `started`: a first look at some of them already under way (`survey.start`)."""
+    go to `errors`. `begun`: see `survey.survey_all`. A `team`'s helpers look at some of the files,
+    then `prepare` for the analysis while this process connects."""
     surveys = {}
-    for path, found in survey_all(texts, words, started).items():
+    looked_at = survey_all(texts, words, begun, team.idle if team is not None else None)
+    if team is not None:
+        team.each(prepare)
+    for path, found in looked_at.items():
         if isinstance(found, Unparsable):
             errors[path] = SourceError(path, found.reason)
         else:
             surveys[path] = found
-    project = Project()
-    for path in surveys:
-        project.add(path, texts[path])
+    project = _project(texts, surveys)
     connected = connect(surveys, _imports(project, surveys), everything=exhaustive)
     if not any(s.roots for s in connected.values()):
         return None
-    return Plan(texts, surveys, project, connected)
+    return Plan.of(texts, surveys, connected, exhaustive, project)
+
+
+def _project(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Project:
+    project = Project()
+    for path in surveys:
+        project.add(path, texts[path])
+    return project
 
 
 def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, set[str]]:
@@ -49,3 +87,8 @@ def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, se
         targets = (project.resolve(origin, module) for origin in found.imports)
         out[path] = {target[0].path for target in targets if target is not None}
     return out
+
+
+def prepare(_texts: object) -> None:
+    """A helper's job while this process plans: import LibCST and the analysis."""
+    import zerograd_lint.analysis  # noqa: F401

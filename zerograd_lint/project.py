@@ -10,6 +10,7 @@ analysis needs it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,8 @@ class Module:
     folder: str  # where a bare `import name` in this module looks first
     lines: list[int] | None = None  # the file's line number of each line of `text`, if they differ
     error: str = ""  # why LibCST could not parse it
+    # makes `text` and `lines` what LibCST gets of the file (`Plan.sparse`), at the first parse
+    cut: Callable[[], tuple[str, list[int]]] | None = None
     _cst: cst.Module | None = None
     _positions: object = None
     _scopes: dict[cst.CSTNode, Scope] | None = None
@@ -48,6 +51,9 @@ class Module:
 
             from zerograd_lint.scopes import build_scopes
 
+            if self.cut is not None:
+                self.text, self.lines = self.cut()
+                self.cut = None
             tree = libcst.parse_module(self.text)
             self._scopes = build_scopes(tree, self)
             self._cst = tree

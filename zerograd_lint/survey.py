@@ -18,9 +18,8 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 
 from zerograd_lint import parallel
 from zerograd_lint.settings import Vocabulary
@@ -171,33 +170,26 @@ _NOTED = frozenset({ast.Call, ast.Attribute, ast.Name, ast.AugAssign, ast.Assign
 
 # Below this much text the first look runs in this process alone: forking costs more. Measured
 # with benchmarks/parallel_survey.py on this project's 2-core machines.
-PARALLEL_FROM = 100_000  # characters
+PARALLEL_FROM = 300_000  # characters
 
 
-def start(texts: Mapping[str, str], vocabulary: Vocabulary) -> parallel.Later[dict[str, ModuleSurvey | Unparsable]] | None:
-    """The first look at `texts`, begun in a forked child while this process goes on (choosing the
-    other files that take part): None when there is too little text to pay for a child."""
-    if sum(map(len, texts.values())) < PARALLEL_FROM:
-        return None
-    return parallel.Later(partial(_surveys, texts, vocabulary), sorted(texts))
-
-
-def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary,
-               started: parallel.Later[dict[str, ModuleSurvey | Unparsable]] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
-    """`survey_module` of each text, shared out to a forked process when there is enough text.
-    The files of a `start`ed first look are not looked at again: its results are waited for."""
-    begun = set(started.item) if started is not None else set()
-    rest = {path: len(text) for path, text in texts.items() if path not in begun}
-    done: dict[str, ModuleSurvey | Unparsable] = {}
-    shares = parallel.shares(rest, PARALLEL_FROM)
-    for share in parallel.fork_map(partial(_surveys, texts, vocabulary), shares):
-        done.update(share)
-    if started is not None:
-        done.update(started.result())
+def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: parallel.Job | None = None,
+               helper: Callable[[], parallel.Helper] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
+    """`survey_module` of each text. `begun`: a `surveys` job given to a helper already, whose
+    files are not looked at again (its results are waited for). With enough text left, a `helper`
+    looks at part of it while this process looks at the rest."""
+    begun_paths = set(begun.args[-1]) if begun is not None else set()
+    rest = {path: len(text) for path, text in texts.items() if path not in begun_paths}
+    sharing = helper is not None and sum(rest.values()) >= PARALLEL_FROM
+    shares = parallel.shares(rest, parallel.WORKERS if sharing else 1) or [[]]
+    jobs = [helper().submit(surveys, vocabulary, share) for share in shares[1:]] if helper is not None else []
+    done = surveys(texts, vocabulary, shares[0])
+    for job in jobs + ([begun] if begun is not None else []):
+        done.update(job.result())
     return {path: done[path] for path in sorted(texts)}
 
 
-def _surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
+def surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
     """The first look at each of `paths` (one share), or why there is none."""
     out: dict[str, ModuleSurvey | Unparsable] = {}
     for path in paths:

@@ -1,0 +1,106 @@
+"""The analysis of a plan, shared out: which process analyses which of the modules holding roots,
+and the parts put back together into one list of raw findings.
+
+With helpers at hand (`parallel.Team`), they analyse, having imported LibCST while this process
+was still planning (`plan.prepare`); each gets the plan's parts (pickled once) and builds the plan
+again from the texts it inherited. Without, this process analyses, sharing out to one forked
+process when there is enough to analyse. The findings never depend on the split: a root inlined
+by a caller analysed in another process is dropped only once all parts are in.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from zerograd_lint import parallel, rules
+from zerograd_lint.findings import SourceError
+from zerograd_lint.plan import Plan
+from zerograd_lint.settings import Vocabulary
+
+# Below this much LibCST text (the sparse texts of the modules holding roots) and with no helper
+# ready, the analysis runs in this process alone: a fork and a second import of LibCST cost more
+# than they save. Measured with benchmarks/parallel_analysis.py on this project's 2-core machines.
+PARALLEL_FROM = 10_000  # characters
+
+
+@dataclass
+class Part:
+    """The analysis of some of the modules holding roots, in a form that pickles (no CST)."""
+
+    per_root: list[tuple[tuple[str, int], list[rules.Raw]]]  # (path, `def` line or MODULE): raws
+    inlined: set[tuple[str, int]]  # roots analysed within a caller that was analysed
+    errors: dict[str, SourceError]
+
+
+def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
+                 team: parallel.Team | None = None) -> list[rules.Raw]:
+    """The raw findings of the plan; files that cannot be analysed go to `errors`."""
+    rooted = [path for path, found in plan.connected.items() if found.roots]
+    helpers = team.helpers if team is not None else []
+    if helpers:
+        shares = parallel.shares(_sizes(plan, rooted), parallel.WORKERS)
+        parts_data = _Pickled((plan.surveys, plan.connected))
+        jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
+                for helper, share in zip(helpers, shares)]
+        parts = [job.result() for job in jobs]
+        parts += [_analyse(plan, words, errors, share) for share in shares[len(helpers):]]
+    else:
+        sizes = _sizes(plan, rooted)
+        many = sum(sizes.values()) >= PARALLEL_FROM and parallel.can_fork()
+        shares = parallel.shares(sizes, parallel.WORKERS if many else 1)
+        with parallel.Team(plan) as forked:  # forked now: the plan is inherited, not sent
+            jobs = [forked.helper(i).submit(_analyse, words, errors, share) for i, share in enumerate(shares[1:])]
+            parts = [_analyse(plan, words, errors, shares[0])] if shares else []
+            parts += [job.result() for job in jobs]
+    return _merged(parts, errors)
+
+
+def analyse_share(texts: Mapping[str, str], parts: _Pickled, words: Vocabulary, errors: dict[str, SourceError],
+                  exhaustive: bool, share: list[str]) -> Part:
+    """A helper's job: the plan made again from its parts (its surveys and what `connect` made of
+    them), and the analysis of `share`."""
+    surveys, connected = parts.value
+    return _analyse(Plan.of(texts, surveys, connected, exhaustive), words, errors, share)
+
+
+def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[str]) -> Part:
+    from zerograd_lint.analysis import analyse_share
+
+    parallel.keep(plan)  # and the CSTs it holds, in a helper
+    return analyse_share(plan, words, dict(errors), share)
+
+
+def _sizes(plan: Plan, rooted: list[str]) -> dict[str, int]:
+    """The LibCST text of each module holding roots: what an analysis costs, roughly."""
+    return {path: len(plan.sparse(path)[0]) for path in rooted}
+
+
+def _merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw]:
+    inlined = set().union(*(part.inlined for part in parts))
+    unique: dict[tuple, rules.Raw] = {}
+    for root, found_raws in sorted((item for part in parts for item in part.per_root), key=lambda item: item[0]):
+        if root in inlined:
+            continue  # analysed in the context of its callers
+        for raw in found_raws:
+            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
+    for part in parts:
+        for path, error in part.errors.items():
+            errors.setdefault(path, error)
+    return list(unique.values())
+
+
+class _Pickled:
+    """A value pickled once, however many helpers it is sent to."""
+
+    def __init__(self, value: object, data: bytes | None = None) -> None:
+        self.value = value
+        self.data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL) if data is None else data
+
+    def __reduce__(self):
+        return _unpickled, (self.data,)
+
+
+def _unpickled(data: bytes) -> _Pickled:
+    return _Pickled(pickle.loads(data), data)
