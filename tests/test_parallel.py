@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import checker, dispatch, parallel, survey
+from zerograd_lint import checker, dispatch, parallel, select, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
+from zerograd_lint.settings import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
@@ -80,7 +81,7 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     given = _with_a_team(monkeypatch)
     helped = {p: f for p, f in check_project(sources).findings.items() if f}
     assert helped == alone
-    assert sorted(set(given)) == ["_unused_markers", "analyse_share", "prepare", "surveys"]
+    assert sorted(set(given)) == ["_unused_markers", "analyse_share", "prepare", "scan", "surveys"]
     assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
 
 
@@ -209,3 +210,12 @@ def test_a_first_look_begun_for_nothing_leaves_no_child(tmp_path: Path, monkeypa
     assert "surveys" in given and "analyse_share" not in given
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_scan_made_in_shares_is_the_scan_of_all() -> None:
+    texts = {str(p): p.read_text(encoding="utf-8") for p in ALL}
+    whole = select.scan(texts, Vocabulary(), sorted(texts))
+    first, second = parallel.shares({p: len(t) for p, t in texts.items()}, 2)
+    merged = select.scan(texts, Vocabulary(), first).merge(select.scan(texts, Vocabulary(), second))
+    assert (merged.direct, merged.imports) == (whole.direct, whole.imports)
+    assert whole.direct and whole.imports

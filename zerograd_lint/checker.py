@@ -75,19 +75,19 @@ def check_project(
     total = sum(map(len, texts.values()))
     with parallel.Team(texts) as team:  # whatever happens, no helper is left behind
         helping = team if total >= TEAM_FROM and parallel.can_fork() else None
-        markers = None  # the files not chosen can only have markers that suppress nothing
-        if helping is not None and total >= MARKERS_APART_FROM:
-            markers = team.helper(0).submit(_unused_markers, sorted(texts))
         begun = None
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
-            first = select.direct(texts, vocabulary)
-            early = sorted(p for p in first if _eligible(p, texts[p]))
+            scanned = _scan(texts, vocabulary, helping)
+            early = sorted(p for p in scanned.direct if _eligible(p, texts[p]))
             if helping is not None and sum(len(texts[p]) for p in early) >= survey.PARALLEL_FROM:
                 begun = team.helper(0).submit(survey.surveys, vocabulary, early)
                 team.each(prepare)
-            picked = select.grow(texts, first, vocabulary)
+            picked = select.grow(texts, scanned, vocabulary)
+        markers = None  # the files not chosen can only have markers that suppress nothing
+        if helping is not None and total >= MARKERS_APART_FROM:
+            markers = team.helper(0).submit(_unused_markers, None)
         chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p])}
         part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
         hit = cache.get(part) if cache is not None else None
@@ -109,9 +109,19 @@ def check_project(
     return result
 
 
-def _unused_markers(texts: Mapping[str, str], paths: list[str]) -> dict[str, list[rules.Raw]]:
-    """The ZG100s of the files among `paths` that have some (most have none)."""
-    return {path: found for path in paths if (found := rules.unused_markers(path, texts[path]))}
+def _scan(texts: dict[str, str], vocabulary: Vocabulary, team: parallel.Team | None) -> select.Scan:
+    """`select.scan` of every file; with a team, its first helper scans about half of the text."""
+    if team is None or len(texts) < 2:
+        return select.scan(texts, vocabulary, list(texts))
+    mine, theirs = parallel.shares({path: len(text) for path, text in texts.items()}, 2)
+    job = team.helper(0).submit(select.scan, vocabulary, theirs)
+    return select.scan(texts, vocabulary, mine).merge(job.result())
+
+
+def _unused_markers(texts: Mapping[str, str], paths: list[str] | None) -> dict[str, list[rules.Raw]]:
+    """The ZG100s of the files among `paths` (None: all) that have some (most have none)."""
+    chosen = texts if paths is None else paths
+    return {path: found for path in chosen if (found := rules.unused_markers(path, texts[path]))}
 
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
@@ -181,6 +191,8 @@ def _eligible(path: str, text: str) -> bool:
 
 def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch)."""
+    if not any(name in text for name in vocabulary.OTHER_FRAMEWORKS):
+        return False
     imported = set(_IMPORTS.findall(text))
     return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
 

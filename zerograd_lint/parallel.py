@@ -183,24 +183,34 @@ def _length(received: bytearray) -> int:
 
 
 def _serve(context: object, jobs_in: int, results_out: int) -> None:
-    """Do the jobs as they come. Results are written by a thread of their own, so that a result
-    this process's parent is not reading yet never holds up the next job."""
+    """Do the jobs as they come. Jobs are read, and results written, by threads of their own:
+    this process's parent never waits to hand over a job while a long one runs here, and a
+    result it is not reading yet never holds up the next job."""
     global _KEPT
     _KEPT = []
     gc.disable()  # it is killed when no longer needed: its cycles go with it
+    jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     done: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    reader = threading.Thread(target=_read_all, args=(jobs_in, jobs), daemon=True)
     writer = threading.Thread(target=_write_all, args=(done, results_out))
+    reader.start()
     writer.start()
-    with os.fdopen(jobs_in, "rb") as jobs:
-        while len(header := jobs.read(_HEADER.size)) == _HEADER.size:
-            work, args = pickle.loads(jobs.read(_HEADER.unpack(header)[0]))
-            try:
-                data = pickle.dumps((True, work(context, *args)), pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # noqa: BLE001 - any failure: this process's parent does the job again
-                data = pickle.dumps((False, None))
-            done.put(_HEADER.pack(len(data)) + data)
+    while (job := jobs.get()) is not None:
+        work, args = pickle.loads(job)
+        try:
+            data = pickle.dumps((True, work(context, *args)), pickle.HIGHEST_PROTOCOL)
+        except BaseException:  # noqa: BLE001 - any failure: this process's parent does the job again
+            data = pickle.dumps((False, None))
+        done.put(_HEADER.pack(len(data)) + data)
     done.put(None)
     writer.join()
+
+
+def _read_all(jobs_in: int, jobs: queue.SimpleQueue[bytes | None]) -> None:
+    with os.fdopen(jobs_in, "rb") as source:
+        while len(header := source.read(_HEADER.size)) == _HEADER.size:
+            jobs.put(source.read(_HEADER.unpack(header)[0]))
+    jobs.put(None)
 
 
 def _write_all(done: queue.SimpleQueue[bytes | None], results_out: int) -> None:

@@ -9,6 +9,7 @@ analysis needs it.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,12 +93,16 @@ class Module:
         return self._cst is not None
 
 
-def _parts(path: str) -> list[str]:
-    """`pkg/engine.py` -> ["pkg", "engine"]; `pkg/__init__.py` -> ["pkg"]."""
-    parts = list(Path(path).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return parts
+@functools.lru_cache(maxsize=None)
+def _parts(path: str) -> tuple[str, ...]:
+    """`pkg/engine.py` -> ("pkg", "engine"); `pkg/__init__.py` -> ("pkg",)."""
+    parts = Path(path).with_suffix("").parts
+    return parts[:-1] if parts and parts[-1] == "__init__" else parts
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_parts(path: str) -> tuple[str, ...]:
+    return Path(path).parent.parts
 
 
 def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -152,14 +157,14 @@ class Project:
             target = base.joinpath(*rest.split(".")) if rest else base
             wanted = [target / "__init__.py"] + ([target.with_suffix(".py")] if target.name else [])
             return next((m for m in self._by_file(wanted)), None)
-        tail = dotted.split(".")
+        tail = tuple(dotted.split("."))
         candidates = [m for m in self._suffixed(tail) if m.path not in self.broken]
         if not candidates:
             return None
-        here = Path(importer.path).parent.parts
-        return max(candidates, key=lambda m: (_shared(Path(m.path).parent.parts, here), -len(m.path)))
+        here = _folder_parts(importer.path)
+        return max(candidates, key=lambda m: (_shared(_folder_parts(m.path), here), -len(m.path)))
 
-    def _suffixed(self, tail: list[str]) -> list[Module]:
+    def _suffixed(self, tail: tuple[str, ...]) -> list[Module]:
         return [m for m in self.by_stem.get(tail[-1], ()) if _parts(m.path)[-len(tail):] == tail]
 
     def _by_file(self, wanted: list[Path]) -> list[Module]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from itertools import repeat
 
 from zerograd_lint.settings import Vocabulary
@@ -43,7 +44,7 @@ _TOUCH_CUES = (
 _UPDATES = re.compile(r"(?:-=|\+=|\.(?:add|sub|addcdiv|addcmul|copy|lerp)_\()[^\n]*\.grad\b")
 _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#;)]+)", re.MULTILINE)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
-_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_BASES = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start: see `_bases`
 _ROUNDS = 2
 
 
@@ -87,9 +88,9 @@ _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTIL
 class _Index:
     """What one file's text says about its imports and module-level definitions (made on demand)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, imports: list[tuple[str, str | set[str]]] | None = None) -> None:
         self.text = text
-        self._imports: list[tuple[str, set[str]]] | None = None
+        self._imports = imports
         self._definitions: dict[str, str] | None = None
         self._attributes: dict[str, set[str]] = {}
         self._import_lines: str | None = None
@@ -167,17 +168,18 @@ def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
-def _callers(files: dict[str, _Index], sources: set[str], known: set[str], trains) -> set[str]:
-    """Files that mention an optimizer and import from `sources` a definition that `trains`."""
+def _callers(files: dict[str, _Index], importers: dict[str, list[str]], sources: set[str], known: set[str],
+             trains) -> set[str]:
+    """Files that mention an optimizer and import from `sources` a definition that `trains`.
+    `importers`: the files that mention an optimizer, by the last part of each module they import."""
     stems: dict[str, list[str]] = {}
     for path in sorted(sources):
         stems.setdefault(_stem(path), []).append(path)
-    if not stems:
-        return set()
     found = set()
-    for path, file in files.items():
-        if path in known or "optim" not in file.text or all(module not in stems for module, _ in file.imports):
+    for path in sorted({p for stem in stems for p in importers.get(stem, ())}):
+        if path in known:
             continue
+        file = files[path]
         if any(
             (block := files[source].definition(name)) is not None and trains(block)
             for module, names in file.imports
@@ -206,26 +208,56 @@ class _Cues:
         return self.accumulates(text) and (self.steps_in(text) or self.touches(text))
 
 
+@dataclass
+class Scan:
+    """What the text of some files says before any is chosen: those that can hold a training loop
+    by themselves (the first ones chosen), and the imports of those that mention an optimizer
+    (which `grow` reads to find the callers of a chosen file). Made in shares, then merged."""
+
+    direct: set[str] = field(default_factory=set)
+    imports: dict[str, list[tuple[str, str | set[str]]]] = field(default_factory=dict)
+
+    def merge(self, other: Scan) -> Scan:
+        return Scan(self.direct | other.direct, {**self.imports, **other.imports})
+
+
+def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
+    """The `Scan` of the files `paths`."""
+    cues = _Cues(words)
+    out = Scan()
+    for path in paths:
+        text = texts[path]
+        if cues.accumulates(text) and cues.steps_in(text):
+            out.direct.add(path)
+        if "optim" in text:
+            out.imports[path] = _Index(text).imports
+    return out
+
+
 def direct(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
     """The files that can hold a training loop by themselves: the first ones chosen."""
     cues = _Cues(words)
     return {p for p, t in texts.items() if cues.accumulates(t) and cues.steps_in(t)}
 
 
-def grow(texts: Mapping[str, str], chosen: set[str], words: Vocabulary) -> set[str]:
-    """`chosen` and the files they use or that use them, as the module's docstring says."""
+def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]:
+    """The files `scanned` finds training by themselves, and the files they use or that use them,
+    as the module's docstring says."""
     cues = _Cues(words)
-    files = {path: _Index(text) for path, text in texts.items()}
+    files = {path: _Index(text, scanned.imports.get(path)) for path, text in texts.items()}
+    importers: dict[str, list[str]] = {}
+    for path, imports in scanned.imports.items():
+        for module in {module for module, _ in imports}:
+            importers.setdefault(module, []).append(path)
     by_stem: dict[str, list[str]] = {}
     for path in texts:
         by_stem.setdefault(_stem(path), []).append(path)
-    chosen = set(chosen)
+    chosen = set(scanned.direct)
     frontier = set(chosen)
     for _ in range(_ROUNDS):
         grown: set[str] = set()
-        for path in frontier:  # what the newly chosen files use
-            text = texts[path]
-            bases = {b.strip().rsplit(".", 1)[-1] for found in _BASES.findall(text) for b in found.split(",")}
+        for path in sorted(frontier):  # what the newly chosen files use
+            bases = _bases(texts[path])
             for module, names in files[path].imports:
                 for candidate in by_stem.get(module, ()):
                     if candidate in chosen or candidate in grown or candidate.endswith(".pyi"):
@@ -235,9 +267,19 @@ def grow(texts: Mapping[str, str], chosen: set[str], words: Vocabulary) -> set[s
                         if block is not None and (name in bases or cues.matters(block)):
                             grown.add(candidate)
                             break
-        grown |= _callers(files, frontier, chosen | grown, cues.trains)
+        grown |= _callers(files, importers, frontier, chosen | grown, cues.trains)
         if not grown:
             break
         chosen |= grown
         frontier = grown
     return chosen
+
+
+def _bases(text: str) -> set[str]:
+    """The last part of each base class named in a class statement's header on one line."""
+    found = set()
+    for match in _BASES.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if not text[line_start : match.start()].strip(" \t"):
+            found.update(b.strip().rsplit(".", 1)[-1] for b in match.group(1).split(","))
+    return found
