@@ -81,8 +81,9 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     given = _with_a_team(monkeypatch)
     helped = {p: f for p, f in check_project(sources).findings.items() if f}
     assert helped == alone
-    assert sorted(set(given)) == ["_unused_markers", "analyse_share", "prepare", "scan", "surveys"]
+    assert sorted(set(given)) == ["_reap", "_spawn", "_unused_markers", "analyse_share", "prepare", "scan", "surveys"]
     assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
+    assert given.count("prepare") == 1  # the second helper was spawned by the first, LibCST imported
 
 
 def test_shares_are_balanced_and_deterministic() -> None:
@@ -173,6 +174,34 @@ def test_a_helper_keeps_what_it_is_given_to_keep_and_this_process_does_not() -> 
         assert helper.submit(_kept).result() == 1
     parallel.keep(object())
     assert parallel._KEPT is None
+
+
+def _prepare(_context: object) -> int:
+    parallel.PREPARED_IN_TEST = os.getpid()  # what a spawned helper should inherit
+    return os.getpid()
+
+
+def _where(_context: object) -> tuple[int, int, int | None]:
+    return os.getpid(), os.getppid(), getattr(parallel, "PREPARED_IN_TEST", None)
+
+
+@needs_fork
+def test_a_spawned_helper_inherits_what_its_spawner_prepared_and_is_reaped() -> None:
+    with parallel.Team(None) as team:
+        first = team.helper(0).submit(_prepare).result()
+        pid, parent, prepared = team.helper(1).submit(_where).result()
+    assert pid not in (PARENT, first) and parent == first and prepared == first
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped and reaped by its spawner: not even a zombie
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+@needs_fork
+def test_the_jobs_of_a_helper_whose_spawner_died_are_done_here() -> None:
+    with parallel.Team(None) as team:
+        assert team.helper(0).submit(_dies_in_a_helper, 1).result() == 1  # before it could spawn
+        assert team.helper(1).submit(_square, 3).result() == (9, True)
 
 
 @needs_fork

@@ -82,8 +82,9 @@ def check_project(
             scanned = _scan(texts, vocabulary, helping)
             early = sorted(p for p in scanned.direct if _eligible(p, texts[p]))
             if helping is not None and sum(len(texts[p]) for p in early) >= survey.PARALLEL_FROM:
+                team.each(prepare)  # LibCST imported while this process chooses the other files,
+                team.helper(1)  # then a second helper spawned by the first: it need not import it
                 begun = team.helper(0).submit(survey.surveys, vocabulary, early)
-                team.each(prepare)
             picked = select.grow(texts, scanned, vocabulary)
         markers = None  # the files not chosen can only have markers that suppress nothing
         if helping is not None and total >= MARKERS_APART_FROM:

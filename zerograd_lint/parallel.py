@@ -23,8 +23,10 @@ import signal
 import struct
 import sys
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
@@ -34,6 +36,8 @@ _HEADER = struct.Struct("<Q")  # the length of the pickle that follows
 _CHUNK = 1 << 16
 _OPEN: set[int] = set()  # this process's ends of its helpers' pipes: a later helper closes them
 _KEPT: list[object] | None = None  # in a helper: what `keep` was given
+_SERVING: tuple[int, int] = ()  # in a helper: the ends of the pipes it serves on
+_SPARES: list[_Pipes] = []  # in a helper: the pipes of the helpers it may spawn
 
 
 def can_fork() -> bool:
@@ -75,32 +79,51 @@ class Job(Generic[R]):
 
 
 class Helper:
-    """A forked process doing the jobs it is given, in order (see the module's docstring). Use it
-    in a `with` block, or `close()` it: it is stopped and reaped, whatever it was doing."""
+    """A process doing the jobs it is given, in order (see the module's docstring): forked from
+    this one (`Helper(context)`), or from another helper (`spawn`). Use it in a `with` block, or
+    `close()` it: it is stopped and reaped, whatever it was doing."""
 
-    def __init__(self, context: object) -> None:
+    def __init__(self, context: object, spares: list[_Pipes] = ()) -> None:
+        """Fork a helper. `spares`: pipes for the helpers it will `spawn`, whose ends it keeps."""
         self.context = context
-        jobs_in, self._jobs = os.pipe()
-        self._results, results_out = os.pipe()
+        own = _Pipes.make()
         pid = os.fork()
         if pid == 0:  # the helper: never returns, never runs the parent's cleanup or flushes its buffers
             try:
-                for fd in (*_OPEN, self._jobs, self._results):
+                for fd in _OPEN | {own.jobs_out, own.results_in}:  # the spares' ends of this process too
                     os.close(fd)
-                _serve(context, jobs_in, results_out)
+                global _SPARES
+                _SPARES = list(spares)
+                _serve(context, own.jobs_in, own.results_out)
             finally:
                 os._exit(0)
-        os.close(jobs_in)
-        os.close(results_out)
-        _OPEN.update((self._jobs, self._results))
-        self._pid: int | None = pid
+        for fd in (own.jobs_in, own.results_out, *(p for spare in spares for p in spare.theirs)):
+            os.close(fd)
+        self._attach(own, pid, None)
+
+    @classmethod
+    def spawn(cls, spawner: Helper, pipes: _Pipes) -> Helper:
+        """A helper forked by `spawner` when it comes to this job (so that it inherits what the
+        spawner holds by then, LibCST imported for one), talking to this process through
+        `pipes`, made before the spawner was forked."""
+        helper = cls.__new__(cls)
+        helper.context = spawner.context
+        helper._attach(pipes, None, spawner.submit(_spawn, pipes.jobs_in, pipes.results_out))
+        return helper
+
+    def _attach(self, pipes: _Pipes, pid: int | None, spawned: Job | None) -> None:
+        self._jobs, self._results = pipes.ours
+        _OPEN.update(pipes.ours)
+        self._pid = pid  # when forked here
+        self._spawned = spawned  # when spawned by another helper: that job's result is the pid
+        self.alive = True
         self._pending: deque[Job] = deque()
         self._received = bytearray()
 
     def submit(self, work: Callable[..., R], *args: object) -> Job[R]:
         """`work(context, *args)`, begun in the helper once the jobs before it are done."""
         job = Job(self, work, args)
-        if self._pid is not None:
+        if self.alive:
             try:
                 data = pickle.dumps((work, args), pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 - not picklable: done here when asked for
@@ -120,11 +143,7 @@ class Helper:
             self._take_result()
 
     def close(self) -> None:
-        if self._pid is not None:
-            os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._pid = None
-            self._lost()
+        self._lost()
 
     def __enter__(self) -> Helper:
         return self
@@ -135,7 +154,7 @@ class Helper:
     def _send(self, data: bytes) -> None:
         """Write a job while reading results, so that neither process waits for the other to read."""
         view = memoryview(data)
-        while view and self._pid is not None:
+        while view and self.alive:
             readable, writable, _ = select.select([self._results], [self._jobs], [])
             if readable and not self._read():
                 return
@@ -166,16 +185,80 @@ class Helper:
             job.done = False
 
     def _lost(self) -> None:
-        """No more results will come: the pending jobs are done here when asked for."""
+        """No more results will come: the pending jobs are done here when asked for. The helper is
+        stopped and reaped (a spawned one by its spawner, if that one is free to; else by init)."""
+        if not self.alive:
+            return
+        self.alive = False
         self._pending.clear()
         for fd in (self._jobs, self._results):
-            if fd in _OPEN:
-                _OPEN.discard(fd)
-                os.close(fd)
+            _OPEN.discard(fd)
+            os.close(fd)
         if self._pid is not None:
             os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
-            self._pid = None
+        elif self._spawned is not None:
+            spawner = self._spawned.helper
+            spawner.wait_for(self._spawned)  # its first jobs: done by now, or nearly
+            if self._spawned.done:  # else it never started, or exits as its pipes are closed
+                os.kill(self._spawned.value, signal.SIGKILL)
+                if spawner.alive and not spawner.busy:
+                    spawner.submit(_reap, self._spawned.value).result()
+
+
+@dataclass(frozen=True)
+class _Pipes:
+    """The two pipes between this process and a helper: jobs one way, results the other."""
+
+    jobs_in: int
+    jobs_out: int
+    results_in: int
+    results_out: int
+
+    @classmethod
+    def make(cls) -> _Pipes:
+        jobs_in, jobs_out = os.pipe()
+        results_in, results_out = os.pipe()
+        return cls(jobs_in, jobs_out, results_in, results_out)
+
+    @property
+    def ours(self) -> tuple[int, int]:
+        """The ends this process keeps."""
+        return self.jobs_out, self.results_in
+
+    @property
+    def theirs(self) -> tuple[int, int]:
+        """The ends the helper keeps."""
+        return self.jobs_in, self.results_out
+
+
+def _spawn(context: object, jobs_in: int, results_out: int) -> int:
+    """A spawner's job: fork a helper serving on these ends of its spare pipes; its pid. The
+    helper forked keeps only those ends (a fork from this process's main thread, while its own
+    pipes' threads wait: the helper uses nothing of theirs)."""
+    try:
+        with warnings.catch_warnings():  # Python 3.12 warns of any fork while other threads run
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:
+            try:
+                for fd in (*_SERVING, *(p for spare in _SPARES for p in spare.theirs if p not in (jobs_in, results_out))):
+                    os.close(fd)
+                _serve(context, jobs_in, results_out)
+            finally:
+                os._exit(0)
+    finally:  # forked or not: that helper's ends are its own now, or nobody's (this process's parent sees it gone)
+        os.close(jobs_in)
+        os.close(results_out)
+    return pid
+
+
+def _reap(_context: object, pid: int) -> None:
+    """A spawner's job: wait for a helper it spawned, stopped."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # done here: not this process's child
+        pass
 
 
 def _length(received: bytearray) -> int:
@@ -186,8 +269,9 @@ def _serve(context: object, jobs_in: int, results_out: int) -> None:
     """Do the jobs as they come. Jobs are read, and results written, by threads of their own:
     this process's parent never waits to hand over a job while a long one runs here, and a
     result it is not reading yet never holds up the next job."""
-    global _KEPT
+    global _KEPT, _SERVING
     _KEPT = []
+    _SERVING = (jobs_in, results_out)
     gc.disable()  # it is killed when no longer needed: its cycles go with it
     jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     done: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -221,17 +305,30 @@ def _write_all(done: queue.SimpleQueue[bytes | None], results_out: int) -> None:
 
 
 class Team:
-    """Up to `WORKERS` helpers sharing one context, each forked when first needed (so that it
-    inherits what this process holds by then); all stopped when the team is closed."""
+    """Up to `WORKERS` helpers sharing one context. The first is forked from this process when
+    first needed; the others are spawned by the first (see `helper`). All are stopped when the
+    team is closed."""
 
     def __init__(self, context: object) -> None:
         self.context = context
         self.helpers: list[Helper] = []
+        self._spares: list[_Pipes] = []
         self._given: dict[int, set[Callable]] = {}
 
     def helper(self, index: int) -> Helper:
+        """The helper `index`, made if need be: the first forked from this process, the others
+        spawned by the first once the jobs it was given before are done, so that they inherit
+        what it has prepared (`each`)."""
         while len(self.helpers) <= index:
-            self.helpers.append(Helper(self.context))
+            if not self.helpers:
+                self._spares = [_Pipes.make() for _ in range(WORKERS - 1)]
+                _OPEN.update(fd for spare in self._spares for fd in spare.ours)
+                self.helpers.append(Helper(self.context, self._spares))
+            else:
+                first = self.helpers[0]
+                helper = Helper.spawn(first, self._spares.pop(0)) if self._spares else Helper(self.context)
+                self._given[id(helper)] = set(self._given.get(id(first), ()))  # inherited
+                self.helpers.append(helper)
         return self.helpers[index]
 
     def idle(self) -> Helper:
@@ -242,7 +339,8 @@ class Team:
         return self.helper(min(len(self.helpers), WORKERS - 1))
 
     def each(self, work: Callable[..., object]) -> None:
-        """Give `work` (a job without arguments) to each helper that has not had it yet."""
+        """Give `work` (a job without arguments) to each helper that has not had it yet (nor
+        inherited it)."""
         for helper in self.helpers:
             given = self._given.setdefault(id(helper), set())
             if work not in given:
@@ -250,8 +348,13 @@ class Team:
                 helper.submit(work)
 
     def close(self) -> None:
-        for helper in self.helpers:
+        for helper in reversed(self.helpers):  # the spawned first, while their spawner can reap them
             helper.close()
+        for spare in self._spares:  # never used: the first helper had them
+            for fd in spare.ours:
+                _OPEN.discard(fd)
+                os.close(fd)
+        self._spares = []
 
     def __enter__(self) -> Team:
         return self
