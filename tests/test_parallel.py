@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,7 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     given = _with_a_team(monkeypatch)
     helped = {p: f for p, f in check_project(sources).findings.items() if f}
     assert helped == alone
-    assert sorted(set(given)) == ["_reap", "_spawn", "_unused_markers", "analyse_share", "prepare", "scan", "surveys"]
+    assert sorted(set(given)) == ["_spawn", "_unused_markers_of_part", "analyse_share", "prepare", "scan", "surveys"]
     assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
     assert given.count("prepare") == 1  # the second helper was spawned by the first, LibCST imported
 
@@ -191,10 +192,21 @@ def test_a_spawned_helper_inherits_what_its_spawner_prepared_and_is_reaped() -> 
         first = team.helper(0).submit(_prepare).result()
         pid, parent, prepared = team.helper(1).submit(_where).result()
     assert pid not in (PARENT, first) and parent == first and prepared == first
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # stopped and reaped by its spawner: not even a zombie
+    parallel.reap()
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+        os.waitpid(-1, os.WNOHANG)  # the first helper: stopped and reaped, not even a zombie
+    deadline = time.monotonic() + 10
+    while _exists(pid) and time.monotonic() < deadline:  # the spawned one: stopped, reaped by the system
+        time.sleep(0.01)
+    assert not _exists(pid)
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @needs_fork
@@ -209,6 +221,7 @@ def test_an_error_here_reaps_the_helpers() -> None:
     with pytest.raises(KeyError), parallel.Team(None) as team:
         team.helper(1).submit(_square, 2)
         raise KeyError(1)
+    parallel.reap()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind, not even a zombie
 
@@ -220,7 +233,7 @@ def test_markers_looked_for_in_a_helper_are_the_same(monkeypatch: pytest.MonkeyP
     here = check_project(sources).findings
     given = _with_a_team(monkeypatch)
     apart = check_project(sources).findings
-    assert "_unused_markers" in given
+    assert "_unused_markers_of_part" in given
     assert apart == here
     assert any(f.code == "ZG100" for found in here.values() for f in found)
 
@@ -237,6 +250,7 @@ def test_a_first_look_begun_for_nothing_leaves_no_child(tmp_path: Path, monkeypa
     again = check_project({"train.py": train, "notes.py": b"x = 2\n"}, cache=cache)  # only the chosen part hits
     assert [f.code for f in again.findings["train.py"]] == [f.code for f in first.findings["train.py"]] == ["ZG001"]
     assert "surveys" in given and "analyse_share" not in given
+    parallel.reap()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
 

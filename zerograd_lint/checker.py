@@ -13,7 +13,7 @@ import gc
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -75,34 +75,41 @@ def check_project(
     total = sum(map(len, texts.values()))
     with parallel.Team(texts) as team:  # whatever happens, no helper is left behind
         helping = team if total >= TEAM_FROM and parallel.can_fork() else None
-        begun = None
+        begun: list[parallel.Job] = []  # first looks given to helpers
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
             scanned = _scan(texts, vocabulary, helping)
-            early = sorted(p for p in scanned.direct if _eligible(p, texts[p]))
-            if helping is not None and sum(len(texts[p]) for p in early) >= survey.PARALLEL_FROM:
+            early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p])}  # they train by themselves
+            if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
                 team.each(prepare)  # LibCST imported while this process chooses the other files,
                 team.helper(1)  # then a second helper spawned by the first: it need not import it
-                begun = team.helper(0).submit(survey.surveys, vocabulary, early)
+                begun = survey.share_out(early, vocabulary, team.helpers)
             picked = select.grow(texts, scanned, vocabulary)
-        markers = None  # the files not chosen can only have markers that suppress nothing
-        if helping is not None and total >= MARKERS_APART_FROM:
-            markers = team.helper(0).submit(_unused_markers, None)
         chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p])}
         part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
         hit = cache.get(part) if cache is not None else None
+        markers: list[parallel.Job] = []  # the files not chosen can only have markers that suppress nothing
+
+        def look_for_markers() -> None:  # by the helpers, once the first looks are done
+            if helping is not None and total >= MARKERS_APART_FROM and not markers:
+                helpers = team.helpers or [team.helper(0)]
+                markers.extend(h.submit(_unused_markers_of_part, i, len(helpers)) for i, h in enumerate(helpers))
+
         if hit is not None:
             result.findings.update(hit[0])
             result.errors.update(hit[1])
+            look_for_markers()
         else:
-            found = _check_chosen(chosen, vocabulary, exhaustive, helping, begun)
+            found = _check_chosen(chosen, vocabulary, exhaustive, helping, begun, look_for_markers)
             result.findings.update(found.findings)
             result.errors.update(found.errors)
             if cache is not None:
                 cache.put(part, found.findings, found.errors)
         others = [path for path in texts if path not in chosen and path not in result.errors]
-        unused = markers.result() if markers is not None else _unused_markers(texts, others)
+        unused = {path: found for job in markers for path, found in job.result().items()} if markers else (
+            _unused_markers(texts, others)
+        )
         for path in others:
             result.findings[path] = sorted(_finding(path, raw) for raw in unused.get(path, ()))
     if cache is not None:
@@ -119,20 +126,25 @@ def _scan(texts: dict[str, str], vocabulary: Vocabulary, team: parallel.Team | N
     return select.scan(texts, vocabulary, mine).merge(job.result())
 
 
-def _unused_markers(texts: Mapping[str, str], paths: list[str] | None) -> dict[str, list[rules.Raw]]:
-    """The ZG100s of the files among `paths` (None: all) that have some (most have none)."""
-    chosen = texts if paths is None else paths
-    return {path: found for path in chosen if (found := rules.unused_markers(path, texts[path]))}
+def _unused_markers(texts: Mapping[str, str], paths: list[str]) -> dict[str, list[rules.Raw]]:
+    """The ZG100s of the files among `paths` that have some (most have none)."""
+    return {path: found for path in paths if (found := rules.unused_markers(path, texts[path]))}
+
+
+def _unused_markers_of_part(texts: Mapping[str, str], index: int, count: int) -> dict[str, list[rules.Raw]]:
+    """A helper's job: `_unused_markers` of every `count`-th file from the `index`-th, in path order."""
+    return _unused_markers(texts, sorted(texts)[index::count])
 
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
-                  team: parallel.Team | None = None, begun: parallel.Job | None = None) -> Result:
+                  team: parallel.Team | None = None, begun: list[parallel.Job] = (),
+                  meanwhile: Callable[[], object] | None = None) -> Result:
     result = Result()
     if not texts:
         return result
     raws: list[rules.Raw] = []
     try:
-        raws = _raws(texts, vocabulary, result.errors, exhaustive, team, begun)
+        raws = _raws(texts, vocabulary, result.errors, exhaustive, team, begun, meanwhile)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, TOO_DEEP))
@@ -146,12 +158,12 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
 
 
 def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
-          team: parallel.Team | None, begun: parallel.Job | None) -> list[rules.Raw]:
+          team: parallel.Team | None, begun: list[parallel.Job], meanwhile: Callable[[], object] | None) -> list[rules.Raw]:
     """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle collector
     is back: still referenced, they made its next passes walk them again and again as live
     objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""
     with _cycle_collector_paused():
-        planned = plan(texts, vocabulary, errors, exhaustive, begun, team)
+        planned = plan(texts, vocabulary, errors, exhaustive, begun, team, meanwhile)
         if planned is None:  # nothing worth analysing: LibCST is not even imported
             return []
         raws = analyse_plan(planned, vocabulary, errors, team)

@@ -10,6 +10,7 @@ by a caller analysed in another process is dropped only once all parts are in.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from zerograd_lint import parallel, rules
 from zerograd_lint.findings import SourceError
 from zerograd_lint.plan import Plan
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.survey import ModuleSurvey
 
 # Below this much LibCST text (the sparse texts of the modules holding roots) and with no helper
 # ready, the analysis runs in this process alone: a fork and a second import of LibCST cost more
@@ -41,7 +43,7 @@ def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
     helpers = team.helpers if team is not None else []
     if helpers:
         shares = parallel.shares(_sizes(plan, rooted), parallel.WORKERS)
-        parts_data = _Pickled((plan.surveys, plan.connected))
+        parts_data = _Pickled((_slim(plan.surveys), plan.connected))
         jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
                 for helper, share in zip(helpers, shares)]
         parts = [job.result() for job in jobs]
@@ -70,6 +72,15 @@ def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], shar
 
     parallel.keep(plan)  # and the CSTs it holds, in a helper
     return analyse_share(plan, words, dict(errors), share)
+
+
+def _slim(surveys: dict[str, ModuleSurvey]) -> dict[str, ModuleSurvey]:
+    """The surveys as the analysis reads them: of what each function does by itself, only whether
+    it prepares (`Plan.sparse`); the calls were read by `connect` already. Half the pickle."""
+    return {
+        path: dataclasses.replace(found, functions={line: f for line, f in found.functions.items() if f.prepares})
+        for path, found in surveys.items()
+    }
 
 
 def _sizes(plan: Plan, rooted: list[str]) -> dict[str, int]:

@@ -38,6 +38,7 @@ _OPEN: set[int] = set()  # this process's ends of its helpers' pipes: a later he
 _KEPT: list[object] | None = None  # in a helper: what `keep` was given
 _SERVING: tuple[int, int] = ()  # in a helper: the ends of the pipes it serves on
 _SPARES: list[_Pipes] = []  # in a helper: the pipes of the helpers it may spawn
+_STOPPED: list[int] = []  # helpers stopped, not reaped yet
 
 
 def can_fork() -> bool:
@@ -173,20 +174,34 @@ class Helper:
 
     def _take_result(self) -> None:
         """Read the next result (that of the oldest pending job)."""
-        while len(self._received) < _HEADER.size or len(self._received) < _HEADER.size + _length(self._received):
-            if not self._read():
-                return
-        end = _HEADER.size + _length(self._received)
-        data, self._received = bytes(self._received[_HEADER.size : end]), self._received[end:]
+        while not self._unpack() and self._read():
+            pass
+
+    def ready(self, job: Job) -> bool:
+        """Has `job`'s result come (or will it never)? Takes in what has come, without waiting."""
+        while job in self._pending and not self._unpack():
+            if not select.select([self._results], [], [], 0)[0] or not self._read():
+                break
+        return job not in self._pending
+
+    def _unpack(self) -> bool:
+        """Give the oldest pending job its result, if all of it has come."""
+        received = self._received
+        if len(received) < _HEADER.size or len(received) < _HEADER.size + _length(received):
+            return False
+        end = _HEADER.size + _length(received)
+        data, self._received = bytes(received[_HEADER.size : end]), received[end:]
         job = self._pending.popleft()
         try:
             job.done, job.value = pickle.loads(data)
         except Exception:  # noqa: BLE001 - half a result, or one that does not unpickle: done here
             job.done = False
+        return True
 
     def _lost(self) -> None:
         """No more results will come: the pending jobs are done here when asked for. The helper is
-        stopped and reaped (a spawned one by its spawner, if that one is free to; else by init)."""
+        stopped at once and reaped later (`reap`): the kernel takes milliseconds to free a large
+        process, and nothing waits on that. A spawned helper is reaped by the system."""
         if not self.alive:
             return
         self.alive = False
@@ -196,14 +211,11 @@ class Helper:
             os.close(fd)
         if self._pid is not None:
             os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
+            _STOPPED.append(self._pid)
         elif self._spawned is not None:
-            spawner = self._spawned.helper
-            spawner.wait_for(self._spawned)  # its first jobs: done by now, or nearly
+            self._spawned.helper.wait_for(self._spawned)  # its first jobs: done by now, or nearly
             if self._spawned.done:  # else it never started, or exits as its pipes are closed
                 os.kill(self._spawned.value, signal.SIGKILL)
-                if spawner.alive and not spawner.busy:
-                    spawner.submit(_reap, self._spawned.value).result()
 
 
 @dataclass(frozen=True)
@@ -253,12 +265,13 @@ def _spawn(context: object, jobs_in: int, results_out: int) -> int:
     return pid
 
 
-def _reap(_context: object, pid: int) -> None:
-    """A spawner's job: wait for a helper it spawned, stopped."""
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:  # done here: not this process's child
-        pass
+def reap() -> None:
+    """Wait for the helpers this process stopped (a new team does it first)."""
+    while _STOPPED:
+        try:
+            os.waitpid(_STOPPED.pop(), 0)
+        except ChildProcessError:  # reaped already
+            pass
 
 
 def _length(received: bytearray) -> int:
@@ -310,6 +323,7 @@ class Team:
     team is closed."""
 
     def __init__(self, context: object) -> None:
+        reap()
         self.context = context
         self.helpers: list[Helper] = []
         self._spares: list[_Pipes] = []
@@ -348,7 +362,7 @@ class Team:
                 helper.submit(work)
 
     def close(self) -> None:
-        for helper in reversed(self.helpers):  # the spawned first, while their spawner can reap them
+        for helper in reversed(self.helpers):  # the spawned first, while their spawner can say who they are
             helper.close()
         for spare in self._spares:  # never used: the first helper had them
             for fd in spare.ours:

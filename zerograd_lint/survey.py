@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -173,20 +174,56 @@ _NOTED = frozenset({ast.Call, ast.Attribute, ast.Name, ast.AugAssign, ast.Assign
 PARALLEL_FROM = 300_000  # characters
 
 
-def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: parallel.Job | None = None,
-               helper: Callable[[], parallel.Helper] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
-    """`survey_module` of each text. `begun`: a `surveys` job given to a helper already, whose
-    files are not looked at again (its results are waited for). With enough text left, a `helper`
-    looks at part of it while this process looks at the rest."""
-    begun_paths = set(begun.args[-1]) if begun is not None else set()
-    rest = {path: len(text) for path, text in texts.items() if path not in begun_paths}
-    sharing = helper is not None and sum(rest.values()) >= PARALLEL_FROM
-    shares = parallel.shares(rest, parallel.WORKERS if sharing else 1) or [[]]
-    jobs = [helper().submit(surveys, vocabulary, share) for share in shares[1:]] if helper is not None else []
-    done = surveys(texts, vocabulary, shares[0])
-    for job in jobs + ([begun] if begun is not None else []):
+def share_out(texts: Mapping[str, str], vocabulary: Vocabulary, helpers: list[parallel.Helper]) -> list[parallel.Job]:
+    """The first look at `texts` given to `helpers` in about equal shares (while this process does
+    something else). Nothing is given out below `PARALLEL_FROM` characters: forking and pickling
+    would cost more."""
+    sizes = {path: len(text) for path, text in texts.items()}
+    if not helpers or sum(sizes.values()) < PARALLEL_FROM:
+        return []
+    shares = parallel.shares(sizes, len(helpers))
+    return [helper.submit(surveys, vocabulary, share) for helper, share in zip(helpers, shares)]
+
+
+def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: list[parallel.Job] = (),
+               helpers: Callable[[], list[parallel.Helper]] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
+    """`survey_module` of each text. `begun`: `surveys` jobs given to helpers already, whose files
+    are not looked at again: their results are waited for. With `helpers` (made only when asked
+    for) and enough text left, the rest is dealt out as the work goes: this process looks at one file at a time, largest
+    first, and gives a helper the next few whenever it has none of them to do, so that all end
+    together whatever else each had to do first."""
+    given = {path for job in begun for path in job.args[-1]}
+    pool = deque(sorted((p for p in texts if p not in given), key=lambda p: (-len(texts[p]), p)))
+    dealing = helpers() if helpers is not None and sum(len(texts[p]) for p in pool) >= PARALLEL_FROM else []
+    done: dict[str, ModuleSurvey | Unparsable] = {}
+    dealt: dict[int, parallel.Job] = {}  # each helper's last batch
+    jobs = list(begun)
+    while pool:
+        for helper in dealing:
+            last = dealt.get(id(helper))
+            if last is None or helper.ready(last):
+                batch = _batch(pool, texts)
+                if batch:
+                    dealt[id(helper)] = helper.submit(surveys, vocabulary, batch)
+                    jobs.append(dealt[id(helper)])
+        if pool:
+            done.update(surveys(texts, vocabulary, [pool.popleft()]))
+    for job in jobs:
         done.update(job.result())
     return {path: done[path] for path in sorted(texts)}
+
+
+_BATCH = 60_000  # characters a helper is dealt at a time: about a hundredth of a second's first look
+
+
+def _batch(pool: deque[str], texts: Mapping[str, str]) -> list[str]:
+    """The next files of the pool, up to about `_BATCH` characters (one at least)."""
+    batch, size = [], 0
+    while pool and (not batch or size + len(texts[pool[0]]) <= _BATCH):
+        path = pool.popleft()
+        batch.append(path)
+        size += len(texts[path])
+    return batch
 
 
 def surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
