@@ -257,36 +257,49 @@ class _Words:
         self.stepping = _STEPPING | set(vocabulary.steps)
 
     def note(self, node: ast.AST, function: Function) -> None:
-        if _is_step(node, self.stepping):
+        kind = type(node)
+        if kind is ast.Call:
+            self._call(node, function)
+        elif kind is ast.Attribute:
+            if node.attr in self.touching:
+                function.touches = True
+        elif kind is ast.Name:
+            if node.id in self.plain_touching:
+                function.touches = True
+        elif _is_step(node, self.stepping):  # an assignment: a hand-written update
             function.steps = function.touches = True
-        if isinstance(node, ast.Call):
-            callee = _last(node.func)
-            # only a call accumulates: `Function.backward` named, not called, is autograd's business
-            plain = isinstance(node.func, ast.Name)
-            function.accumulates |= callee in (self.plain_accumulating if plain else self.accumulating)
-            if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
-                function.touches = True  # builds an optimizer: its module is worth parsing
-            if callee in _PREPARING and not plain:
-                function.prepares = True
-            if callee in CALLBACK_TAKERS and node.args:
-                first = node.args[0]
-                if isinstance(first, ast.Name):
-                    self.survey.callbacks.add(first.id)
-                elif isinstance(first, ast.Call) and _last(first.func):
-                    self.survey.callback_factories.add(_last(first.func))
-        if isinstance(node, ast.Attribute):
-            function.touches |= node.attr in self.touching
-        elif isinstance(node, ast.Name):
-            function.touches |= node.id in self.plain_touching
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name):
-                function.names.add(node.func.id)
-                if node.func.id not in _BUILTINS:
-                    function.objects_called = True  # perhaps an object of a class with `__call__`
-            elif isinstance(node.func, ast.Attribute):
-                function.attributes.add(node.func.attr)
-            function.names.update(a.id for a in node.args if isinstance(a, ast.Name))
-            function.names.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+
+    def _call(self, node: ast.Call, function: Function) -> None:
+        func = node.func
+        plain = type(func) is ast.Name
+        callee = func.id if plain else func.attr if type(func) is ast.Attribute else None
+        if callee in self.stepping or callee in _UPDATING and any(_reads_grad(a) for a in node.args):
+            function.steps = function.touches = True
+        # only a call accumulates: `Function.backward` named, not called, is autograd's business
+        if callee in (self.plain_accumulating if plain else self.accumulating):
+            function.accumulates = True
+        if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
+            function.touches = True  # builds an optimizer: its module is worth parsing
+        if callee in _PREPARING and not plain:
+            function.prepares = True
+        if callee in CALLBACK_TAKERS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Name):
+                self.survey.callbacks.add(first.id)
+            elif isinstance(first, ast.Call) and _last(first.func):
+                self.survey.callback_factories.add(_last(first.func))
+        if plain:
+            function.names.add(callee)
+            if callee not in _BUILTINS:
+                function.objects_called = True  # perhaps an object of a class with `__call__`
+        elif callee is not None:
+            function.attributes.add(callee)
+        for argument in node.args:
+            if type(argument) is ast.Name:
+                function.names.add(argument.id)
+        for keyword in node.keywords:
+            if type(keyword.value) is ast.Name:
+                function.names.add(keyword.value.id)
 
 
 _STEPPING = frozenset({"step", "optimizer_step", "update_params"})
