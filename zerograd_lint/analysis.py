@@ -118,10 +118,7 @@ def _classes_of(scope: Scope, resolver: Resolver, within: set[str]) -> list[Scop
     if cls is None:
         return [None]
     out = [cls]
-    mine = cls.module.path
-    for other in resolver.subclasses(cls):
-        if other.module.path != mine and other.module.path not in within:
-            continue
+    for other in resolver.subclasses(cls, within | {cls.module.path}):
         owner = resolver.method(other, scope.name)
         if owner is not None and owner[1] is scope.node:
             out.append(other)

@@ -377,9 +377,13 @@ class Resolver:
             self._chains[cls] = self._chain(cls)
         return self._chains[cls]
 
-    def subclasses(self, cls: Scope) -> list[Scope]:
-        """Classes of the modules parsed so far that inherit from `cls`."""
-        return [other for other in list(self._classes.values()) if other is not cls and cls in self.class_chain(other)]
+    def subclasses(self, cls: Scope, modules: set[str]) -> list[Scope]:
+        """Classes of `modules` (those parsed so far) that inherit from `cls`. Only their bases are
+        resolved: asking every class parsed would parse the modules of all their bases too."""
+        return [
+            other for other in list(self._classes.values())
+            if other is not cls and other.module.path in modules and cls in self.class_chain(other)
+        ]
 
     def _chain(self, cls: Scope) -> list[Scope]:
         chain, todo = [], [cls]
