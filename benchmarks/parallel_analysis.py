@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from zerograd_lint import checker, dispatch, parallel
+from zerograd_lint import checker, dispatch, parallel, survey
 from zerograd_lint.checker import check_project
 from zerograd_lint.files import discover
 
@@ -54,7 +54,7 @@ def analysed_size(texts: dict[str, str]) -> int:
 
 def timed(texts: dict[str, str], parallel_from: float) -> float:
     dispatch.PARALLEL_FROM = parallel_from
-    checker.TEAM_FROM = float("inf")  # no helpers from the start of the run: only this choice measured
+    checker.APART_FROM = survey.PARALLEL_FROM = float("inf")  # no helpers from the start: only this choice measured
     gc.collect()
     start = time.perf_counter()
     check_project(texts)

@@ -47,8 +47,7 @@ def _with_a_team(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(self, work, *args)
 
     monkeypatch.setattr(parallel.Helper, "submit", spy)
-    monkeypatch.setattr(checker, "TEAM_FROM", 0)
-    monkeypatch.setattr(checker, "MARKERS_APART_FROM", 0)
+    monkeypatch.setattr(checker, "APART_FROM", 0)
     monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
     return given
 
@@ -229,7 +228,7 @@ def test_an_error_here_reaps_the_helpers() -> None:
 @needs_fork
 def test_markers_looked_for_in_a_helper_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     sources = {str(p): p.read_bytes() for p in ALL}
-    monkeypatch.setattr(checker, "TEAM_FROM", float("inf"))
+    monkeypatch.setattr(checker, "APART_FROM", float("inf"))
     here = check_project(sources).findings
     given = _with_a_team(monkeypatch)
     apart = check_project(sources).findings

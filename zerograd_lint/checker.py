@@ -26,13 +26,13 @@ from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
 from zerograd_lint.plan import plan, prepare
 from zerograd_lint.settings import Vocabulary
 
-# From this much text, forked helpers share the run (`parallel.Team`): one looks at the files that
-# train by themselves while this process chooses the others. Measured with
-# benchmarks/parallel_survey.py: a fork costs a few milliseconds, a first look at 100 KB ten times that.
-TEAM_FROM = 100_000  # characters
-# From this much text, the markers of the files that are not chosen are looked for by a helper
-# (a fork costs this process about 4 ms; the markers of 5 MB of text about 8 ms).
-MARKERS_APART_FROM = 5_000_000  # characters
+# Forked helpers share a run (`parallel.Team`) when it has enough of some work to give them: from
+# `survey.PARALLEL_FROM` characters of first looks (they look at the files that train by
+# themselves while this process chooses the others), and from this much text, which the first
+# helper scans half of, and whose files not chosen the helpers look for markers in. A fork
+# costs this process about 4 ms; the scan and the markers of 5 MB of text about 8 ms each.
+# Measured on the installed torch package.
+APART_FROM = 5_000_000  # characters
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -74,12 +74,12 @@ def check_project(
             result.errors[path] = exc
     total = sum(map(len, texts.values()))
     with parallel.Team(texts) as team:  # whatever happens, no helper is left behind
-        helping = team if total >= TEAM_FROM and parallel.can_fork() else None
+        helping = team if parallel.can_fork() else None  # forked only for work worth it
         begun: list[parallel.Job] = []  # first looks given to helpers
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
-            scanned = _scan(texts, vocabulary, helping)
+            scanned = _scan(texts, vocabulary, helping if total >= APART_FROM else None)
             early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p])}  # they train by themselves
             if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
                 team.each(prepare)  # LibCST imported while this process chooses the other files,
@@ -92,7 +92,7 @@ def check_project(
         markers: list[parallel.Job] = []  # the files not chosen can only have markers that suppress nothing
 
         def look_for_markers() -> None:  # by the helpers, once the first looks are done
-            if helping is not None and total >= MARKERS_APART_FROM and not markers:
+            if helping is not None and total >= APART_FROM and not markers:
                 helpers = team.helpers or [team.helper(0)]
                 markers.extend(h.submit(_unused_markers_of_part, i, len(helpers)) for i, h in enumerate(helpers))
 
