@@ -215,6 +215,32 @@ def test_the_jobs_of_a_helper_whose_spawner_died_are_done_here() -> None:
         assert team.helper(1).submit(_square, 3).result() == (9, True)
 
 
+def test_a_helper_that_cannot_be_forked_leaves_its_jobs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise BlockingIOError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with parallel.Team(None) as team:
+        assert team.helper(0).submit(_square, 2).result() == (4, True)
+        assert team.helper(1).submit(_square, 3).result() == (9, True)
+    assert not parallel._OPEN  # no pipe left open
+
+
+@needs_fork
+def test_all_fixtures_together_give_the_same_findings_when_no_process_can_be_forked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sources = {str(p): p.read_bytes() for p in ALL}
+    alone, _ = _findings(sources, monkeypatch, shared=False)
+    _with_a_team(monkeypatch)
+
+    def no_fork() -> int:
+        raise BlockingIOError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert {p: f for p, f in check_project(sources).findings.items() if f} == alone
+
+
 @needs_fork
 def test_an_error_here_reaps_the_helpers() -> None:
     with pytest.raises(KeyError), parallel.Team(None) as team:

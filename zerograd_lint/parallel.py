@@ -1,12 +1,15 @@
 """Work shared out between this process and forked helpers, when there is enough of it.
 
-A `Helper` is a process forked from this one: it inherits everything this process holds at the
-fork (the texts read) without copying or pickling any of it, and then does the jobs it is given,
-in order, while this process goes on. A job is a module-level function and small arguments,
-pickled to the helper, which calls it with its `context` (the texts) first; the result comes back
-pickled through a pipe. A job the helper fails in any way (an internal error, killed, a result
-that does not unpickle) costs nothing but time: it is done again here when its result is asked
-for, where an error is raised as it would have been without helpers.
+A `Helper` is a process forked from this one (or from another helper: `Helper.spawn`): it
+inherits everything its parent holds at the fork (the texts read; LibCST, once imported) without
+copying or pickling any of it, and then does the jobs it is given, in order, while this process
+goes on. A job is a module-level function and small arguments, pickled to the helper, which
+calls it with its `context` (the texts) first; the result comes back pickled through a pipe,
+read and written by threads of the helper's own so that neither side waits on the other. A job
+the helper fails in any way (an internal error, killed, a result that does not unpickle, no
+process to fork) costs nothing but time: it is done again here when its result is asked for,
+where an error is raised as it would have been without helpers. A helper is killed when its
+team closes (`Team`), and reaped later (`reap`).
 
 Forking is used only where it is safe and cheap: Linux, and a process without other threads
 (a program embedding the linter, such as an editor's server, runs it serially).
@@ -88,7 +91,10 @@ class Helper:
         """Fork a helper. `spares`: pipes for the helpers it will `spawn`, whose ends it keeps."""
         self.context = context
         own = _Pipes.make()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (a limit, no memory): its jobs are done here
+            pid = None
         if pid == 0:  # the helper: never returns, never runs the parent's cleanup or flushes its buffers
             try:
                 for fd in _OPEN | {own.jobs_out, own.results_in}:  # the spares' ends of this process too
@@ -101,6 +107,8 @@ class Helper:
         for fd in (own.jobs_in, own.results_out, *(p for spare in spares for p in spare.theirs)):
             os.close(fd)
         self._attach(own, pid, None)
+        if pid is None:
+            self._lost()
 
     @classmethod
     def spawn(cls, spawner: Helper, pipes: _Pipes) -> Helper:
@@ -110,6 +118,8 @@ class Helper:
         helper = cls.__new__(cls)
         helper.context = spawner.context
         helper._attach(pipes, None, spawner.submit(_spawn, pipes.jobs_in, pipes.results_out))
+        if not spawner.alive:  # there is no one to spawn it: its jobs are done here
+            helper._lost()
         return helper
 
     def _attach(self, pipes: _Pipes, pid: int | None, spawned: Job | None) -> None:
