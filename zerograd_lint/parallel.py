@@ -85,7 +85,7 @@ class Job(Generic[R]):
 class Helper:
     """A process doing the jobs it is given, in order (see the module's docstring): forked from
     this one (`Helper(context)`), or from another helper (`spawn`). Use it in a `with` block, or
-    `close()` it: it is stopped and reaped, whatever it was doing."""
+    `close()` it: it is stopped at once, whatever it was doing, and reaped later (`reap`)."""
 
     def __init__(self, context: object, spares: list[_Pipes] = ()) -> None:
         """Fork a helper. `spares`: pipes for the helpers it will `spawn`, whose ends it keeps."""
