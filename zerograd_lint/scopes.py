@@ -145,7 +145,7 @@ class _ScopeBuilder:
             handler = _HANDLERS.get(type(node))
             if handler is not None:
                 scope = handler(self, node, scope) or scope
-            if not isinstance(node, cst.Lambda):
+            if type(node) is not cst.Lambda:  # LibCST's node classes are final
                 stack.extend((child, scope) for child in reversed(list(walk.children(node))))
         return self.by_node
 

@@ -27,6 +27,9 @@ _SKIPPED = frozenset(
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# LibCST's node classes are final: a node's type is one of these or none of them
+_COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+_NOT_EVALUATED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})  # here: bodies run later, if ever
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -40,12 +43,25 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         _FIELDS[kind] = names
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        kind = type(value)
+        if kind is tuple or kind is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(type(item)):
                     yield item
+        elif _is_node(kind):
+            yield value
+
+
+def _is_node(kind: type) -> bool:
+    """`issubclass(kind, cst.CSTNode)`, remembered: LibCST's nodes are ABCs, and `isinstance`
+    against one goes through `ABCMeta` each time (a third of a walk)."""
+    found = _NODE_TYPES.get(kind)
+    if found is None:
+        found = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return found
+
+
+_NODE_TYPES: dict[type, bool] = {}
 
 
 def calls(node: cst.CSTNode, context: object, enter: Callable[[cst.CSTNode, object], object]) -> list[tuple[cst.Call, object]]:
@@ -60,11 +76,12 @@ def calls(node: cst.CSTNode, context: object, enter: Callable[[cst.CSTNode, obje
         if done:
             found.append((current, ctx))  # type: ignore[arg-type]
             continue
-        if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        kind = type(current)
+        if kind in _NOT_EVALUATED:
             continue
-        if isinstance(current, COMPREHENSIONS):
+        if kind in _COMPREHENSION_TYPES:
             ctx = enter(current, ctx)
-        if isinstance(current, cst.Call):
+        if kind is cst.Call:
             stack.append((current, ctx, True))
         stack.extend((child, ctx, False) for child in reversed(list(children(current))))
     return found
