@@ -13,10 +13,8 @@ ignores itself (`.gitignore`) and is marked a cache (`CACHEDIR.TAG`); old entrie
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -32,6 +30,8 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file marks a cache f
 
 
 def key(kind: str, texts: Mapping[str, str | bytes], vocabulary: Vocabulary) -> str:
+    import hashlib  # here: a run without the cache never needs it (nor `tempfile`, below)
+
     digest = hashlib.blake2b(digest_size=20)
     digest.update(f"{_FORMAT}\0{__version__}\0{kind}\0{vocabulary!r}\0".encode())
     for path in sorted(texts):
@@ -60,6 +60,8 @@ class Cache:
             "findings": {path: [asdict(f) for f in found] for path, found in findings.items()},
             "errors": {path: error.reason for path, error in errors.items()},
         }
+        import tempfile
+
         try:
             self._prepare()
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".entry-", suffix=".tmp")
