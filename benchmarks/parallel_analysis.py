@@ -38,17 +38,18 @@ def training_files(paths: list[str]) -> dict[str, str]:
 def analysed_size(texts: dict[str, str]) -> int:
     """The LibCST text of the modules holding roots, as `dispatch.PARALLEL_FROM` counts it."""
     seen = []
-    real = parallel.shares
+    real = dispatch._work
 
-    def spy(sizes, least):
-        seen.append(sum(sizes.values()))
-        return real(sizes, least)
+    def spy(plan, workers):
+        work = real(plan, workers)
+        seen.append(sum(work.values()))
+        return work
 
-    parallel.shares = spy
+    dispatch._work = spy
     try:
         check_project(texts)
     finally:
-        parallel.shares = real
+        dispatch._work = real
     return max(seen, default=0)
 
 

@@ -14,6 +14,7 @@ from zerograd_lint import checker, dispatch, parallel, select, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.survey import survey_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
@@ -84,6 +85,33 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     assert sorted(set(given)) == ["_spawn", "_unused_markers_of_part", "analyse_share", "prepare", "scan", "surveys"]
     assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
     assert given.count("prepare") == 1  # the second helper was spawned by the first, LibCST imported
+
+
+@needs_fork
+def test_the_roots_of_a_module_holding_most_of_the_work_are_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixture is a project of one module: its roots are shared out between two processes (each
+    parses it), and the findings are those of one process doing everything."""
+    split = []
+    real = dispatch._work
+
+    def spy(plan, workers):
+        work = real(plan, workers)
+        split.extend(path for (path, _), size in work.items() if sum(p == path for p, _ in work) > 1)
+        return work
+
+    monkeypatch.setattr(dispatch, "_work", spy)
+    for path in ALL:
+        sources = {str(path): path.read_bytes()}
+        monkeypatch.setattr(dispatch, "PARALLEL_FROM", float("inf"))
+        alone = check_project(sources).findings
+        monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0)
+        assert check_project(sources).findings == alone, path
+    assert len(set(split)) >= 3  # the fixtures with two roots or more
+
+
+def test_roots_are_split_in_halves_of_about_equal_code() -> None:
+    survey = survey_module("def a():\n" + "    x = 1\n" * 30 + "def b():\n    y = 2\n" + "def c():\n" + "    z = 3\n" * 20)
+    assert dispatch._halves(frozenset({1, 32, 34}), survey) == [(1,), (32, 34)]
 
 
 def test_shares_are_balanced_and_deterministic() -> None:

@@ -12,7 +12,7 @@ import libcst as cst
 from zerograd_lint import parallel, rules, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder
-from zerograd_lint.dispatch import Part
+from zerograd_lint.dispatch import Part, Roots
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.flow import GaveUp, analyse
@@ -24,18 +24,18 @@ from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
 
-def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[str]) -> Part:
-    """The analysis of the modules of `share` (those holding roots), in a form that pickles."""
+def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots]) -> Part:
+    """The analysis of the roots of `share` (by module), in a form that pickles."""
     surveys, project, connected = plan.surveys, plan.project, plan.connected
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
         bool(connected[module.path].followed) if name is None else name in connected[module.path].worth
     )
     modules = []
-    for path in share:
+    for path, roots in share:
         module = project.modules[path]
         if resolver.load(module):
-            modules.append((module, connected[path]))
+            modules.append((module, frozenset(roots)))
         else:
             errors[path] = SourceError(path, module.error)
 
@@ -53,7 +53,7 @@ def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
         frozenset(n for found in surveys.values() for n in found.callback_factories),
     )
     part = Part([], set(), errors)
-    for module, found in modules:
+    for module, roots in modules:
         for node, scope in module.scopes.items():
             if scope.kind == "class" or module.path in errors:
                 continue
@@ -62,7 +62,7 @@ def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
             except TooDeep:
                 errors[module.path] = SourceError(module.path, TOO_DEEP)
                 continue
-            if line not in found.roots:
+            if line not in roots:
                 continue
             callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
             cls = scope.enclosing_class()

@@ -25,6 +25,9 @@ from zerograd_lint.survey import ModuleSurvey
 # ready, the analysis runs in this process alone: a fork and a second import of LibCST cost more
 # than they save. Measured with benchmarks/parallel_analysis.py on this project's 2-core machines.
 PARALLEL_FROM = 10_000  # characters
+ONE_MODULE_FROM = 0.75  # of the LibCST text of the modules holding roots: see `_work`
+
+Roots = tuple[str, tuple[int, ...]]  # a module's path, and the `def` lines of roots analysed there
 
 
 @dataclass
@@ -39,19 +42,18 @@ class Part:
 def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
                  team: parallel.Team | None = None) -> list[rules.Raw]:
     """The raw findings of the plan; files that cannot be analysed go to `errors`."""
-    rooted = [path for path, found in plan.connected.items() if found.roots]
     helpers = team.helpers if team is not None else []
     if helpers:
-        shares = parallel.shares(_sizes(plan, rooted), parallel.WORKERS)
+        shares = parallel.shares(_work(plan, parallel.WORKERS), parallel.WORKERS)
         parts_data = _Pickled((_slim(plan.surveys), plan.connected))
         jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
                 for helper, share in zip(helpers, shares)]
         parts = [job.result() for job in jobs]
         parts += [_analyse(plan, words, errors, share) for share in shares[len(helpers):]]
     else:
-        sizes = _sizes(plan, rooted)
-        many = sum(sizes.values()) >= PARALLEL_FROM and parallel.can_fork()
-        shares = parallel.shares(sizes, parallel.WORKERS if many else 1)
+        work = _work(plan, 1)
+        many = sum(work.values()) >= PARALLEL_FROM and parallel.can_fork()
+        shares = parallel.shares(_work(plan, parallel.WORKERS) if many else work, parallel.WORKERS if many else 1)
         with parallel.Team(plan) as forked:  # forked now: the plan is inherited, not sent
             jobs = [forked.helper(i).submit(_analyse, words, errors, share) for i, share in enumerate(shares[1:])]
             parts = [_analyse(plan, words, errors, shares[0])] if shares else []
@@ -60,14 +62,14 @@ def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
 
 
 def analyse_share(texts: Mapping[str, str], parts: _Pickled, words: Vocabulary, errors: dict[str, SourceError],
-                  exhaustive: bool, share: list[str]) -> Part:
+                  exhaustive: bool, share: list[Roots]) -> Part:
     """A helper's job: the plan made again from its parts (its surveys and what `connect` made of
     them), and the analysis of `share`."""
     surveys, connected = parts.value
     return _analyse(Plan.of(texts, surveys, connected, exhaustive), words, errors, share)
 
 
-def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[str]) -> Part:
+def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots]) -> Part:
     from zerograd_lint.analysis import analyse_share
 
     parallel.keep(plan)  # and the CSTs it holds, in a helper
@@ -83,9 +85,34 @@ def _slim(surveys: dict[str, ModuleSurvey]) -> dict[str, ModuleSurvey]:
     }
 
 
-def _sizes(plan: Plan, rooted: list[str]) -> dict[str, int]:
-    """The LibCST text of each module holding roots: what an analysis costs, roughly."""
-    return {path: len(plan.sparse(path)[0]) for path in rooted}
+def _work(plan: Plan, workers: int) -> dict[Roots, int]:
+    """What there is to analyse: the roots of each module that holds some, with the size of its
+    LibCST text as a measure of the work. When one module holds most of it (`ONE_MODULE_FROM`;
+    transformers' `trainer.py` is all of it), its roots are split in two: each process parses it
+    and analyses half of them, rather than one doing everything while the other waits."""
+    sizes = {path: len(plan.sparse(path)[0]) for path, found in plan.connected.items() if found.roots}
+    total = sum(sizes.values())
+    work: dict[Roots, int] = {}
+    for path, size in sizes.items():
+        roots = plan.connected[path].roots
+        if workers > 1 and len(roots) > 1 and size >= ONE_MODULE_FROM * total:
+            for group in _halves(roots, plan.surveys[path]):
+                work[(path, group)] = size // 2
+        else:
+            work[(path, tuple(sorted(roots)))] = size
+    return work
+
+
+def _halves(roots: frozenset[int], survey: ModuleSurvey) -> list[tuple[int, ...]]:
+    """The roots in two groups of about equal length of code (largest first, to the shorter)."""
+    lengths = {body.header: body.last - body.first + 1 for body in survey.outline.bodies}
+    groups: list[list[int]] = [[], []]
+    totals = [0, 0]
+    for root in sorted(roots, key=lambda r: (-lengths.get(r, 1 << 30), r)):  # the module body: longest
+        shorter = totals.index(min(totals))
+        groups[shorter].append(root)
+        totals[shorter] += lengths.get(root, 1 << 30)
+    return [tuple(sorted(group)) for group in groups if group]
 
 
 def _merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
+K = TypeVar("K")  # keys that sort: paths, or tuples of them
 
 WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
 _HEADER = struct.Struct("<Q")  # the length of the pickle that follows
@@ -48,11 +49,11 @@ def can_fork() -> bool:
     return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(sizes: dict[str, int], workers: int) -> list[list[str]]:
+def shares(sizes: dict[K, int], workers: int) -> list[list[K]]:
     """The keys of `sizes` split into at most `workers` shares of about equal total size (largest
     first, each to the lightest share; ties by key, so the split is deterministic)."""
     workers = max(1, min(workers, len(sizes)))
-    out: list[list[str]] = [[] for _ in range(workers)]
+    out: list[list[K]] = [[] for _ in range(workers)]
     totals = [0] * workers
     for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
         lightest = totals.index(min(totals))
