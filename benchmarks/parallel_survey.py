@@ -43,7 +43,7 @@ def timed(texts: dict[str, str], parallel_from: int) -> float:
     survey.PARALLEL_FROM = parallel_from
     start = time.perf_counter()
     with Team(texts) as team:  # a helper forked only when sharing
-        survey.survey_all(texts, Vocabulary(), helper=team.idle)
+        survey.survey_all(texts, Vocabulary(), helpers=lambda: team.helpers or [team.helper(0)])
     return time.perf_counter() - start
 
 

@@ -144,11 +144,6 @@ class Helper:
             self._send(_HEADER.pack(len(data)) + data)
         return job
 
-    @property
-    def busy(self) -> bool:
-        """Has it jobs whose results have not been taken in yet?"""
-        return bool(self._pending)
-
     def wait_for(self, job: Job) -> None:
         """Take in results until `job`'s has come, or the helper is gone."""
         while job in self._pending:
@@ -355,13 +350,6 @@ class Team:
                 self._given[id(helper)] = set(self._given.get(id(first), ()))  # inherited
                 self.helpers.append(helper)
         return self.helpers[index]
-
-    def idle(self) -> Helper:
-        """A helper with no job pending: a new one if need be and there is room, else the last."""
-        waiting = next((h for h in self.helpers if not h.busy), None)
-        if waiting is not None:
-            return waiting
-        return self.helper(min(len(self.helpers), WORKERS - 1))
 
     def each(self, work: Callable[..., object]) -> None:
         """Give `work` (a job without arguments) to each helper that has not had it yet (nor

@@ -234,12 +234,6 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
     return out
 
 
-def direct(texts: Mapping[str, str], words: Vocabulary) -> set[str]:
-    """The files that can hold a training loop by themselves: the first ones chosen."""
-    cues = _Cues(words)
-    return {p for p, t in texts.items() if cues.accumulates(t) and cues.steps_in(t)}
-
-
 def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]:
     """The files `scanned` finds training by themselves, and the files they use or that use them,
     as the module's docstring says."""

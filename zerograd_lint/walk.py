@@ -26,9 +26,8 @@ _SKIPPED = frozenset(
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
-COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 # LibCST's node classes are final: a node's type is one of these or none of them
-_COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+_COMPREHENSION_TYPES = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 _NOT_EVALUATED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})  # here: bodies run later, if ever
 
 
