@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -315,3 +316,22 @@ def test_a_scan_made_in_shares_is_the_scan_of_all() -> None:
     merged = select.scan(texts, Vocabulary(), first).merge(select.scan(texts, Vocabulary(), second))
     assert (merged.direct, merged.imports) == (whole.direct, whole.imports)
     assert whole.direct and whole.imports
+
+
+def test_a_batch_dealt_to_a_helper_is_one_file_at_least_and_at_most_its_size_else() -> None:
+    texts = {"big": "x" * (survey._BATCH + 1), "a": "x" * 100, "b": "x" * 100}
+    pool = deque(["big", "a", "b"])
+    assert survey._batch(pool, texts) == ["big"]  # alone, however large
+    assert survey._batch(pool, texts) == ["a", "b"]
+    assert survey._batch(pool, texts) == [] and not pool
+
+
+@needs_fork
+def test_first_looks_dealt_out_are_those_of_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = {str(p): p.read_text(encoding="utf-8") for p in ALL}
+    alone = survey.survey_all(texts, Vocabulary())
+    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(survey, "_BATCH", 2_000)  # many batches
+    with parallel.Team(texts) as team:
+        dealt = survey.survey_all(texts, Vocabulary(), helpers=lambda: [team.helper(0), team.helper(1)])
+    assert dealt == alone
