@@ -51,9 +51,9 @@ def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
         parts = [job.result() for job in jobs]
         parts += [_analyse(plan, words, errors, share) for share in shares[len(helpers):]]
     else:
-        work = _work(plan, 1)
+        work = _work(plan, parallel.WORKERS)
         many = sum(work.values()) >= PARALLEL_FROM and parallel.can_fork()
-        shares = parallel.shares(_work(plan, parallel.WORKERS) if many else work, parallel.WORKERS if many else 1)
+        shares = parallel.shares(work, parallel.WORKERS if many else 1)
         with parallel.Team(plan) as forked:  # forked now: the plan is inherited, not sent
             jobs = [forked.helper(i).submit(_analyse, words, errors, share) for i, share in enumerate(shares[1:])]
             parts = [_analyse(plan, words, errors, shares[0])] if shares else []
@@ -104,15 +104,9 @@ def _work(plan: Plan, workers: int) -> dict[Roots, int]:
 
 
 def _halves(roots: frozenset[int], survey: ModuleSurvey) -> list[tuple[int, ...]]:
-    """The roots in two groups of about equal length of code (largest first, to the shorter)."""
+    """The roots in two groups of about equal length of code (the module body counts as longest)."""
     lengths = {body.header: body.last - body.first + 1 for body in survey.outline.bodies}
-    groups: list[list[int]] = [[], []]
-    totals = [0, 0]
-    for root in sorted(roots, key=lambda r: (-lengths.get(r, 1 << 30), r)):  # the module body: longest
-        shorter = totals.index(min(totals))
-        groups[shorter].append(root)
-        totals[shorter] += lengths.get(root, 1 << 30)
-    return [tuple(sorted(group)) for group in groups if group]
+    return [tuple(group) for group in parallel.shares({root: lengths.get(root, 1 << 30) for root in roots}, 2)]
 
 
 def _merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw]:

@@ -6,7 +6,7 @@ analysing (`connect`). A run whose files hold no such function ends here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from zerograd_lint.findings import SourceError
@@ -31,6 +31,7 @@ class Plan:
     project: Project
     connected: dict[str, Survey]
     exhaustive: bool = False
+    _sparse: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], connected: dict[str, Survey],
@@ -44,11 +45,14 @@ class Plan:
         return made
 
     def sparse(self, path: str) -> tuple[str, list[int]]:
-        """What LibCST gets of a module: only what can matter (`sparse.sparse_text`)."""
-        found, survey = self.connected[path], self.surveys[path]
-        preparing = {line for line, function in survey.functions.items() if function.prepares}
-        analysed = self.exhaustive or MODULE in found.roots
-        return sparse_text(self.texts[path], survey.outline, found.needed | preparing, analysed)
+        """What LibCST gets of a module: only what can matter (`sparse.sparse_text`). Made once:
+        the shares are sized by it before the module is parsed."""
+        if path not in self._sparse:
+            found, survey = self.connected[path], self.surveys[path]
+            preparing = {line for line, function in survey.functions.items() if function.prepares}
+            analysed = self.exhaustive or MODULE in found.roots
+            self._sparse[path] = sparse_text(self.texts[path], survey.outline, found.needed | preparing, analysed)
+        return self._sparse[path]
 
 
 def plan(texts: Mapping[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
