@@ -213,10 +213,8 @@ def test_colour_only_on_a_real_terminal(project: Path, on_terminal: bool) -> Non
 
 
 def test_sarif_names_the_repository_that_pyproject_names() -> None:
-    from zerograd_lint.config import (
-        tomllib,  # the standard library's, or its backport on Python 3.10
-    )
+    from zerograd_lint.config import toml_module
     from zerograd_lint.report import sarif
 
-    urls = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    urls = toml_module().loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
     assert urls["Homepage"] == urls["Repository"] == sarif.REPOSITORY

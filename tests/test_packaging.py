@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from zerograd_lint.codes import RULES
-from zerograd_lint.config import tomllib
+from zerograd_lint.config import toml_module
 
 ROOT = Path(__file__).parent.parent
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PYPROJECT = toml_module().loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def test_every_package_folder_is_listed() -> None:

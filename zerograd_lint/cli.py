@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,6 @@ from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
 from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
-from zerograd_lint.explain import rule_page
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, repository_root
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report import FORMATS
@@ -81,6 +79,8 @@ class _Command(click.Command):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception:
+            import traceback  # only now: a clean run never needs it
+
             click.echo(f"zerograd-lint: internal error:\n{traceback.format_exc()}", err=True)
             ctx.exit(EXIT_ERROR)
 
@@ -158,6 +158,8 @@ def _explain(ctx: click.Context, param: click.Parameter, value: str | None) -> N
     code = value.strip().upper()
     if code not in RULES:
         raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})")
+    from zerograd_lint.explain import rule_page  # reads the package's data: only for --explain
+
     click.echo(rule_page(code), nl=False)
     ctx.exit(EXIT_CLEAN)
 

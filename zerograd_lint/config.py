@@ -31,11 +31,6 @@ from typing import Any
 
 from zerograd_lint.settings import Selection, Settings, Vocabulary, unknown_prefixes
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the backport, for Python 3.10
-    import tomli as tomllib
-
 FILE_NAME = "pyproject.toml"
 TABLE = "zerograd-lint"
 
@@ -107,7 +102,18 @@ def _upwards(folder: Path) -> Iterable[Path]:
     yield from folder.parents
 
 
+def toml_module() -> Any:
+    """The standard library's `tomllib`, or its backport on Python 3.10: imported only when a
+    pyproject.toml is read, not by every run."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the backport, for Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
 def _read(path: Path) -> dict[str, Any]:
+    tomllib = toml_module()
     try:
         with path.open("rb") as file:
             return tomllib.load(file)
