@@ -135,8 +135,8 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         # `a and b and c` is one node here, but LibCST nests one per operator: count them all
         deeper = depth + (len(node.values) - 1 if kind is ast.BoolOp else 1)
         body_of_class = kind is ast.ClassDef
-        for name in node._fields:
-            value = getattr(node, name, None)
+        for name in _CHILDREN.get(kind) or _children_of(kind):
+            value = getattr(node, name)
             for child in value if type(value) is list else (value,):
                 if type(child) in _SILENT:
                     continue
@@ -167,6 +167,21 @@ def _concrete(*bases: type) -> frozenset[type]:
 _SILENT = _concrete(ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant) | {
     str, int, bool, type(None),
 }
+# Fields that never hold a node worth visiting: names and other strings, operators, contexts,
+# and the aliases of an import (read by `_origins`)
+_NOT_CHILDREN = frozenset({
+    "ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "names", "module", "level",
+    "type_comment", "kind", "conversion", "is_async", "simple",
+})
+_CHILDREN: dict[type, tuple[str, ...]] = {}  # by node type: the fields `survey_module` visits
+
+
+def _children_of(kind: type) -> tuple[str, ...]:
+    if kind not in _CHILDREN:
+        _CHILDREN[kind] = tuple(name for name in kind._fields if name not in _NOT_CHILDREN)
+    return _CHILDREN[kind]
+
+
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _IMPORTS = frozenset({ast.Import, ast.ImportFrom})
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
