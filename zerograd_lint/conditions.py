@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -23,8 +24,10 @@ _SPACE = re.compile(r"\s+")
 EVERY = "*"  # in a loop's counters: every counter advances (a per-batch callback)
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
+    """A condition. A named tuple, not a dataclass: the dataflow hashes sets of facts hundreds of
+    thousands of times, and a tuple's hash needs no Python call."""
+
     key: tuple
     names: frozenset[str]  # dotted names the condition reads
     stable: bool  # may survive a loop's back edge (no call, no subscript)

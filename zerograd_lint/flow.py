@@ -384,7 +384,8 @@ class _Machine:
                         level = widened[succ] = level + 1
                     if len(bucket) >= 4 * MAX_STATES_PER_NODE:
                         raise GaveUp
-                    entering = _forget(out, level)  # this successor's widening, not the next one's
+                    # this successor's widening, not the next one's
+                    entering = out if level == 0 or not out[1] else _forget(out, level)
                     if entering not in bucket:
                         bucket.add(entering)
                         todo.append((succ, entering))
