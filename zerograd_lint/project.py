@@ -133,11 +133,15 @@ class Project:
     by_stem: dict[str, list[Module]] = field(default_factory=dict)  # by the last part of the name
     by_file: dict[str, list[Module]] = field(default_factory=dict)  # by normalised path
     broken: set[str] = field(default_factory=set)  # paths LibCST could not parse
+    # what `find` found, by (name, importer's folder, how many modules were broken then): an
+    # import of several names (`from .utils import a, b, c`) looks for `.utils` once, not three times
+    _found: dict[tuple[str, str, int], Module | None] = field(default_factory=dict, repr=False)
 
     def add(self, path: str, text: str) -> Module:
         name, folder = module_name(path) if path != "<stdin>" else ("<stdin>", os.getcwd())
         module = Module(name, path, text, folder)
         self.modules[path] = module
+        self._found.clear()  # a module added may be what an import names
         self.by_stem.setdefault(_parts(path)[-1] if _parts(path) else name, []).append(module)
         self.by_file.setdefault(os.path.normpath(path), []).append(module)
         return module
@@ -148,6 +152,12 @@ class Project:
         Absolute names are matched against the end of the files' paths, so namespace packages
         (folders without `__init__.py`) and folders put on `sys.path` both work; the match closest
         to the importer wins."""
+        memo = (dotted, os.path.dirname(importer.path), len(self.broken))  # `broken` only grows
+        if memo not in self._found:
+            self._found[memo] = self._find(dotted, importer)
+        return self._found[memo]
+
+    def _find(self, dotted: str, importer: Module) -> Module | None:
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
             base = Path(importer.path).parent
