@@ -120,6 +120,20 @@ def test_sarif_uris_are_relative_to_the_repository_root(project: Path) -> None:
     assert location == {"uri": "project/pkg/accumulate.py", "uriBaseId": "%SRCROOT%"}
 
 
+@pytest.mark.parametrize("output_format", ["concise", "json", "json-lines"])
+def test_formats_without_repository_paths_do_not_ask_git_for_the_root(
+    project: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
+) -> None:
+    from zerograd_lint import files
+
+    asked = []
+    real = files.git
+    monkeypatch.setattr(files, "git", lambda folder, *args: asked.append(args) or real(folder, *args))
+    result = run("--output-format", output_format, "pkg/accumulate.py")
+    assert "ZG003" in result.stdout
+    assert ("rev-parse", "--show-toplevel") not in asked
+
+
 def test_sarif_without_findings_is_valid(project: Path) -> None:
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     result = run("--output-format", "sarif", "clean.py")

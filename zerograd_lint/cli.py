@@ -45,7 +45,7 @@ from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
 from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
-from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, repository_root
+from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.concise import position
@@ -300,7 +300,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     elif statistics:
         text = STATISTICS[output_format](findings)
     else:
-        text = FORMATS[output_format](findings, Context(repository_root(config.root), styled=output_file is None))
+        text = FORMATS[output_format](findings, Context(Path(config.root), styled=output_file is None, below_root=True))
     if output_file is not None:
         _write(output_file, text)
     elif level > SILENT:

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
 
 
 @dataclass(frozen=True)
 class Context:
-    repository_root: Path = Path(".")  # SARIF URIs and GitHub annotations are relative to it
+    folder: Path = Path(".")  # the repository's root, or with `below_root` a folder in it
     styled: bool = False  # ANSI styles for a terminal (click strips them where it must)
+    below_root: bool = False  # git is asked for the root above `folder` when a format needs it
+
+    @cached_property
+    def repository_root(self) -> Path:
+        """What SARIF URIs and GitHub annotations are relative to. Looked up (one `git` run) only
+        by a format that needs it: most runs print neither."""
+        if not self.below_root:
+            return self.folder
+        from zerograd_lint.files import repository_root
+
+        return repository_root(str(self.folder))
 
     def repository_path(self, path: str) -> str | None:
         """`path` relative to the repository root, '/'-separated; None when it lies outside."""
