@@ -146,15 +146,20 @@ class _Index:
             }
         return self._attributes[names]
 
-    def definition(self, name: str) -> str | None:
-        """The text of the module-level `def` or `class` called `name`, if the file has one."""
+    @property
+    def definitions(self) -> dict[str, str]:
+        """The text of each module-level `def` or `class`, by name (the first, if several)."""
         if self._definitions is None:
             text, self._definitions = self.text, {}
             for match in map(_DEFINITION.match, repeat(text), _line_starts(text, ("def", "class", "async"))):
                 if match:
                     after = _TOP.search(text, match.end())
                     self._definitions.setdefault(match.group(1), text[match.start() : after.end() if after else len(text)])
-        return self._definitions.get(name)
+        return self._definitions
+
+    def definition(self, name: str) -> str | None:
+        """The text of the module-level `def` or `class` called `name`, if the file has one."""
+        return self.definitions.get(name)
 
 
 def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
@@ -172,19 +177,20 @@ def _callers(files: dict[str, _Index], importers: dict[str, list[str]], sources:
              trains) -> set[str]:
     """Files that mention an optimizer and import from `sources` a definition that `trains`.
     `importers`: the files that mention an optimizer, by the last part of each module they import."""
+    training = {path: {name for name, block in files[path].definitions.items() if trains(block)} for path in sources}
     stems: dict[str, list[str]] = {}
     for path in sorted(sources):
-        stems.setdefault(_stem(path), []).append(path)
+        if training[path]:  # a file none of whose definitions trains has no caller to find
+            stems.setdefault(_stem(path), []).append(path)
     found = set()
     for path in sorted({p for stem in stems for p in importers.get(stem, ())}):
         if path in known:
             continue
         file = files[path]
         if any(
-            (block := files[source].definition(name)) is not None and trains(block)
+            not training[source].isdisjoint(file.used(names))
             for module, names in file.imports
             for source in stems.get(module, ())
-            for name in file.used(names)
         ):
             found.add(path)
     return found
