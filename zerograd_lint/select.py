@@ -40,12 +40,23 @@ _TOUCH_CUES = (
     (".prepare", r"\.prepare(?:_optimizer)?\s*\("),  # Accelerate gates what it prepares
     *((name, re.escape(name) + r"\s*\(") for name in sorted(OPTIMIZER_CLASSES)),
 )
-# a hand-written update reading `.grad` on the same line: a step too
-_UPDATES = re.compile(r"(?:-=|\+=|\.(?:add|sub|addcdiv|addcmul|copy|lerp)_\()[^\n]*\.grad\b")
+# a hand-written update reading `.grad` on the same line, before it: a step too (see `_updates`)
+_UPDATE = re.compile(r"-=|\+=|\.(?:add|sub|addcdiv|addcmul|copy|lerp)_\(")
+_GRAD = re.compile(r"\.grad\b")
 _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#;)]+)", re.MULTILINE)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
 _BASES = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start: see `_bases`
 _ROUNDS = 2
+
+
+def _updates(text: str) -> bool:
+    """Does a line update a tensor from a `.grad` it reads (`p -= lr * p.grad`, `p.add_(p.grad)`)?
+    Each `.grad` is found fast, then its line is searched before it: a pattern starting with an
+    alternative would be tried at every position of the text."""
+    for grad in _GRAD.finditer(text):
+        if _UPDATE.search(text, text.rfind("\n", 0, grad.start()) + 1, grad.start()):
+            return True
+    return False
 
 
 def _stem(path: str) -> str:
@@ -205,7 +216,7 @@ class _Cues:
         self._steps = _cues(_STEP_CUES, (*words.steps, *words.optimizers))
 
     def steps_in(self, text: str) -> bool:
-        return self._steps(text) or (".grad" in text and bool(_UPDATES.search(text)))
+        return self._steps(text) or (".grad" in text and _updates(text))
 
     def matters(self, text: str) -> bool:
         return self.accumulates(text) or self.touches(text)
