@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from zerograd_lint.cli import main
 from zerograd_lint.files import FileSelection, Missing, discover
+from zerograd_lint.files.patterns import PatternSet
 
 TREE = [
     "a.py", "b.py", "#hash.py", "sub/a.py", "sub/c.py", "sub/deep/a.py", "data/x.py", "data/keep.py",
@@ -82,6 +83,20 @@ def test_gitignore_through_git_and_without_git_agree(tmp_path: Path, case: str) 
     git(with_git, "init", "-q")
     assert found(with_git) == expected, "git's answer"
     assert found(without_git) == expected, "the .gitignore reader's answer"
+
+
+def test_patterns_without_a_negation_are_matched_at_once() -> None:
+    """One match of all patterns gives what matching them one by one, last first, gives."""
+    patterns = PatternSet(["*.pyc", "build/", "/top.py", "docs/**/gen", "[ab].py", "sub/*.py", "x?z/"])
+    paths = ["a.py", "c.py", "top.py", "sub/top.py", "build", "src/build", "build/x.py", "docs/gen",
+             "docs/a/b/gen", "sub/c.py", "sub/deep/c.py", "m.pyc", "q/m.pyc", "xyz", "q/xyz", "xz"]
+    for path in paths:
+        for is_folder in (False, True):
+            one_by_one = next((not p.negated for p in reversed(patterns.patterns)
+                               if (is_folder or not p.folders_only) and p.regex.fullmatch(path)), None)
+            assert patterns.verdict(path, is_folder) == one_by_one, (path, is_folder)
+    assert PatternSet(["build/"]).verdict("build", False) is None
+    assert PatternSet([]).verdict("a.py", False) is None
 
 
 def test_nested_gitignore_overrides_the_outer_one(tmp_path: Path) -> None:

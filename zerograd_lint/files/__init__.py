@@ -121,15 +121,15 @@ class _Walk:
 
     def _files(self, folder: str, relative: str, real_folder: str, gitignore: Gitignore) -> Iterator[tuple[str, str]]:
         """`relative` is `folder` relative to the project root, built up as the walk goes down."""
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        try:  # most entries of a package (compiled files, data, headers) are left out before sorting
+            entries = sorted(filter(_maybe_source, os.scandir(folder)), key=_name)
         except OSError:
             return
         for entry in entries:
             try:
                 folder = entry.is_dir()
-                if not folder and not (entry.name.endswith(_SUFFIXES) and entry.is_file()):
-                    continue  # most entries of a package: compiled files, data, headers
+                if not folder and not entry.is_file():
+                    continue
                 real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real_folder, entry.name)
                 if not real.startswith(self.inside):
                     continue  # a link that leads out of the tree
@@ -149,6 +149,19 @@ class _Walk:
             or self.selection.excludes(relative, True)
             or gitignore.ignores(folder.path, True)
         )
+
+
+def _name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _maybe_source(entry: os.DirEntry) -> bool:
+    """A folder, or a file named as a Python file or notebook is (an entry that cannot be looked
+    at is kept: the walk skips it, as it skips any entry it cannot look at)."""
+    try:
+        return entry.name.endswith(_SUFFIXES) or entry.is_dir()
+    except OSError:
+        return True
 
 
 def _never_source(entry: os.DirEntry) -> bool:

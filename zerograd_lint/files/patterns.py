@@ -50,12 +50,22 @@ class PatternSet:
 
     def __init__(self, lines: Iterable[str]) -> None:
         self.patterns = [p for p in map(compile_pattern, lines) if p is not None]
+        # Without a `!` pattern, the order does not matter: whether any pattern matches is one
+        # match of them all (for files, and for folders), not one match per pattern.
+        self._any: dict[bool, re.Pattern[str] | None] = {}
+        if not any(p.negated for p in self.patterns):
+            for is_folder in (False, True):
+                wanted = [p.regex.pattern for p in self.patterns if is_folder or not p.folders_only]
+                self._any[is_folder] = re.compile("|".join(f"(?:{r})" for r in wanted), re.DOTALL) if wanted else None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def verdict(self, relative: str, is_folder: bool) -> bool | None:
         """True: excluded; False: re-included by a `!` pattern; None: no pattern matches."""
+        if self._any:
+            found = self._any[is_folder]
+            return True if found is not None and found.fullmatch(relative) else None
         for pattern in reversed(self.patterns):
             if pattern.folders_only and not is_folder:
                 continue
