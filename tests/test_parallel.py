@@ -160,6 +160,14 @@ def test_shares_are_balanced_and_deterministic() -> None:
     assert parallel.shares({}, 2) == []
 
 
+def test_shares_follow_their_weights() -> None:
+    sizes = {name: 10 for name in "abcdefghij"}
+    mine, theirs = parallel.shares(sizes, 2, weights=(0.75, 0.25))
+    assert (sum(sizes[k] for k in mine), sum(sizes[k] for k in theirs)) == (80, 20)
+    assert parallel.shares(sizes, 2, weights=(1, 1)) == parallel.shares(sizes, 2)
+    assert parallel.shares({"a": 1, "b": 1}, 2, weights=(0.75, 0.25)) == [["a", "b"]]  # the second gets nothing
+
+
 def test_no_fork_while_another_thread_runs() -> None:
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)

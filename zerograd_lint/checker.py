@@ -10,9 +10,7 @@ cached per run and per chosen set of files.
 from __future__ import annotations
 
 import gc
-import io
 import re
-import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,14 +23,19 @@ from zerograd_lint.dispatch import analyse_plan
 from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
 from zerograd_lint.plan import plan, prepare
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.texts import Texts
 
 # Forked helpers share a run (`parallel.Team`) when it has enough of some work to give them: from
 # `survey.PARALLEL_FROM` characters of first looks (they look at the files that train by
 # themselves while this process chooses the others), and from this much text, which the first
-# helper scans half of, and whose files not chosen the helpers look for markers in. A fork
+# helper scans a share of, and whose files not chosen the helpers look for markers in. A fork
 # costs this process about 4 ms; the scan and the markers of 5 MB of text about 8 ms each.
 # Measured on the installed torch package.
 APART_FROM = 5_000_000  # characters
+# The share of the text the first helper scans: forked before anything is decoded, it imports
+# LibCST (about 0.09 s here) and decodes its share while this process decodes all and scans the
+# rest, so that both end together. Measured on the installed torch package.
+HELPER_SCANS = 0.2
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -66,25 +69,25 @@ def check_project(
     if cache is not None and (hit := cache.get(whole)) is not None:
         return Result(*hit)
     result = Result()
-    texts: dict[str, str] = {}
-    for path, source in sources.items():
-        try:
-            texts[path] = _decode(source, path)
-        except SourceError as exc:
-            result.errors[path] = exc
-    total = sum(map(len, texts.values()))
+    texts = Texts(sources)
+    total = sum(map(len, sources.values()))
     # no helper is left behind, whatever happens; the cycle collector pauses for the whole run
     with parallel.Team(texts) as team, _cycle_collector_paused():
         helping = team if parallel.can_fork() else None  # forked only for work worth it
+        apart = helping is not None and not exhaustive and total >= APART_FROM
+        if apart:  # the first helper, forked before anything is decoded, imports LibCST meanwhile
+            team.helper(0)
+            team.each(prepare)
+        result.errors.update(texts.decode_all())
         begun: list[parallel.Job] = []  # first looks given to helpers
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
-            scanned = _scan(texts, vocabulary, helping if total >= APART_FROM else None)
+            scanned = _scan(texts, vocabulary, helping if apart else None)
             early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p])}  # they train by themselves
             if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
-                team.each(prepare)  # LibCST imported while this process chooses the other files,
-                team.helper(1)  # then a second helper spawned by the first: it need not import it
+                team.each(prepare)  # LibCST imported while this process chooses the other files
+                team.helper(1)  # (or before, see above), then a second helper spawned by the first
                 begun = survey.share_out(early, vocabulary, team.helpers)
             picked = select.grow(texts, scanned, vocabulary)
         chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p])}
@@ -93,9 +96,10 @@ def check_project(
         markers: list[parallel.Job] = []  # the files not chosen can only have markers that suppress nothing
 
         def look_for_markers() -> None:  # by the helpers, once the first looks are done
-            if helping is not None and total >= APART_FROM and not markers:
+            if apart and not markers:
                 helpers = team.helpers or [team.helper(0)]
-                markers.extend(h.submit(_unused_markers_of_part, i, len(helpers)) for i, h in enumerate(helpers))
+                skip = set(chosen) | set(result.errors)
+                markers.extend(h.submit(_unused_markers_of_part, i, len(helpers), skip) for i, h in enumerate(helpers))
 
         if hit is not None:
             result.findings.update(hit[0])
@@ -118,23 +122,33 @@ def check_project(
     return result
 
 
-def _scan(texts: dict[str, str], vocabulary: Vocabulary, team: parallel.Team | None) -> select.Scan:
-    """`select.scan` of every file; with a team, its first helper scans about half of the text."""
+def _scan(texts: Texts, vocabulary: Vocabulary, team: parallel.Team | None) -> select.Scan:
+    """`select.scan` of every file; with a team, its first helper scans a share of the text, once
+    it has imported LibCST and decoded that share (`HELPER_SCANS`)."""
     if team is None or len(texts) < 2:
         return select.scan(texts, vocabulary, list(texts))
-    mine, theirs = parallel.shares({path: len(text) for path, text in texts.items()}, 2)
-    job = team.helper(0).submit(select.scan, vocabulary, theirs)
-    return select.scan(texts, vocabulary, mine).merge(job.result())
+    sizes = {path: len(text) for path, text in texts.items()}
+    mine, *theirs = parallel.shares(sizes, 2, weights=(1 - HELPER_SCANS, HELPER_SCANS))
+    job = team.helper(0).submit(select.scan, vocabulary, theirs[0]) if theirs else None
+    scanned = select.scan(texts, vocabulary, mine)
+    return scanned.merge(job.result()) if job is not None else scanned
 
 
-def _unused_markers(texts: Mapping[str, str], paths: list[str]) -> dict[str, list[rules.Raw]]:
-    """The ZG100s of the files among `paths` that have some (most have none)."""
-    return {path: found for path in paths if (found := rules.unused_markers(path, texts[path]))}
+def _unused_markers(texts: Texts, paths: list[str]) -> dict[str, list[rules.Raw]]:
+    """The ZG100s of the files among `paths` that have some (most have none). A file's bytes tell
+    whether it can have any: most are never decoded in a helper."""
+    found = {}
+    for path in paths:
+        raw = texts.raw(path)
+        if (raw is None or rules.may_concern_us(raw)) and (markers := rules.unused_markers(path, texts[path])):
+            found[path] = markers
+    return found
 
 
-def _unused_markers_of_part(texts: Mapping[str, str], index: int, count: int) -> dict[str, list[rules.Raw]]:
-    """A helper's job: `_unused_markers` of every `count`-th file from the `index`-th, in path order."""
-    return _unused_markers(texts, sorted(texts)[index::count])
+def _unused_markers_of_part(texts: Texts, index: int, count: int, skip: set[str]) -> dict[str, list[rules.Raw]]:
+    """A helper's job: `_unused_markers` of every `count`-th file from the `index`-th, in path
+    order, of those not in `skip` (the chosen files, and those that cannot be decoded)."""
+    return _unused_markers(texts, [path for path in sorted(texts) if path not in skip][index::count])
 
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
@@ -185,18 +199,6 @@ def _cycle_collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _decode(source: str | bytes, path: str) -> str:
-    if isinstance(source, str):
-        return source
-    if b"\x00" in source:
-        raise SourceError(path, "binary file (contains NUL bytes)")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        return source.decode(encoding)
-    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        raise SourceError(path, f"cannot decode: {exc}") from None
 
 
 def _eligible(path: str, text: str) -> bool:

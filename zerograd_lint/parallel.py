@@ -49,14 +49,17 @@ def can_fork() -> bool:
     return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(sizes: dict[K, int], workers: int) -> list[list[K]]:
-    """The keys of `sizes` split into at most `workers` shares of about equal total size (largest
-    first, each to the lightest share; ties by key, so the split is deterministic)."""
+def shares(sizes: dict[K, int], workers: int, weights: tuple[float, ...] | None = None) -> list[list[K]]:
+    """The keys of `sizes` split into at most `workers` shares of about equal total size, or of
+    sizes in proportion to `weights` (largest first, each to the share lightest for its weight;
+    ties by key, so the split is deterministic)."""
     workers = max(1, min(workers, len(sizes)))
+    weights = weights[:workers] if weights is not None and len(weights) >= workers else (1.0,) * workers
     out: list[list[K]] = [[] for _ in range(workers)]
     totals = [0] * workers
     for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
-        lightest = totals.index(min(totals))
+        loads = [(total + sizes[key]) / weight for total, weight in zip(totals, weights)]
+        lightest = loads.index(min(loads))
         out[lightest].append(key)
         totals[lightest] += sizes[key]
     return [sorted(share) for share in out if share]

@@ -189,13 +189,21 @@ def scan_markers(source: str) -> list[Marker]:
     return markers
 
 
+def may_concern_us(data: bytes) -> bool:
+    """Can a file (its bytes, or its text encoded) hold a marker of ours: `zerograd` or a `noqa`
+    and a ZG code, in any case? Lowered as bytes: three times faster than as text, and only
+    ASCII letters matter."""
+    lowered = data.lower()
+    return b"zerograd" in lowered or (b"noqa" in lowered and _ZG_CODE.search(lowered) is not None)
+
+
 def unused_markers(path: str, source: str) -> list[Raw]:
     """The ZG100s of a file with no finding to suppress, without tokenizing a file whose
     markers cannot concern us (a blanket `# noqa`, another tool's codes)."""
-    ascii_lower = source.encode("utf-8", "surrogatepass").lower()  # bytes: three times faster than str
-    if b"zerograd" not in ascii_lower and not (
-        b"noqa" in ascii_lower and _ZG_CODE.search(ascii_lower) and _NOQA_ZG.search(source.lower())
-    ):
+    if not may_concern_us(source.encode("utf-8", "surrogatepass")):
+        return []
+    lowered = source.lower()
+    if "zerograd" not in lowered and not _NOQA_ZG.search(lowered):
         return []
     kept, _ = suppress(path, [], scan_markers(source))
     return kept

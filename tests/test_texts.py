@@ -1,0 +1,51 @@
+"""A run's texts: decoded when first read, the undecodable ones left out, the bytes kept for the
+markers test; and that test on bytes answers as it does on the text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zerograd_lint import checker, rules
+from zerograd_lint.findings import SourceError
+from zerograd_lint.texts import Texts
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_texts_are_decoded_when_first_read_and_the_undecodable_leave() -> None:
+    sources = {"a.py": b"x = 1\n", "b.py": "y = 2\n", "bin.py": b"\x00\x01", "latin.py": b"# coding: latin-1\ns = '\xe9'\n"}
+    texts = Texts(sources)
+    assert len(texts) == 4 and "bin.py" in texts  # nothing decoded yet: a helper forked now knows no better
+    assert texts["latin.py"] == "# coding: latin-1\ns = '\u00e9'\n"
+    with pytest.raises(SourceError):
+        texts["bin.py"]
+    errors = texts.decode_all()
+    assert list(errors) == ["bin.py"] and "binary" in errors["bin.py"].reason
+    assert list(texts) == ["a.py", "b.py", "latin.py"] and "bin.py" not in texts
+    with pytest.raises(KeyError):
+        texts["bin.py"]
+    assert texts.raw("a.py") == b"x = 1\n" and texts.raw("b.py") is None
+
+
+def test_the_markers_test_on_bytes_answers_as_on_the_text() -> None:
+    """Every fixture, and cases of every letter case: a file whose bytes say no has no ZG100."""
+    cases = {str(p): p.read_bytes() for p in FIXTURES.rglob("*.py")}
+    cases |= {f"case{i}.py": text.encode() for i, text in enumerate([
+        "x = 1  # NOQA: zg001\n", "x = 1  # noqa: E501\n", "# ZeroGrad: Accumulate\nx = 1\n", "x = 1  # noqa\n",
+        "s = 'zg001 noqa'\n", "x = 1  # NoQa:ZG003\n",
+    ])}
+    for path, data in cases.items():
+        text = data.decode("utf-8")
+        assert rules.may_concern_us(data) == rules.may_concern_us(text.encode("utf-8")), path
+        if not rules.may_concern_us(data):
+            assert rules.unused_markers(path, text) == [], path
+    assert rules.may_concern_us(b"x = 1  # NOQA: zg001\n") and not rules.may_concern_us(b"x = 1  # noqa: E501\n")
+
+
+def test_markers_are_looked_for_in_the_files_a_helper_was_given_only() -> None:
+    texts = Texts({"a.py": b"x = 1  # noqa: ZG001\n", "b.py": b"y = 2  # noqa: ZG001\n", "c.py": b"z = 3\n"})
+    texts.decode_all()
+    found = checker._unused_markers_of_part(texts, 0, 1, skip={"b.py"})
+    assert sorted(found) == ["a.py"] and [raw.code for raw in found["a.py"]] == ["ZG100"]
