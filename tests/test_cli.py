@@ -291,3 +291,19 @@ def test_the_process_exits_at_once_with_everything_written() -> None:
     bad = subprocess.run([sys.executable, "-m", "zerograd_lint", "--no-such-option"], cwd=ROOT,
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "No such option" in bad.stderr
+
+
+def test_the_console_script_leaves_the_cycle_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run exits when done (`cli.run`): the collector's passes would free what the exit frees."""
+    import gc
+
+    from zerograd_lint import cli
+
+    seen: list[object] = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(cli.os, "_exit", lambda code: seen.append(("exit", code)))
+    try:
+        cli.run()
+    finally:
+        gc.enable()
+    assert seen == [False, ("exit", 0)]
