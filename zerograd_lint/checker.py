@@ -80,17 +80,18 @@ def check_project(
             team.each(prepare)
         result.errors.update(texts.decode_all())
         begun: list[parallel.Job] = []  # first looks given to helpers
+        eligible: dict[str, bool] = {}  # by path, each file tested once
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
             scanned = _scan(texts, vocabulary, helping if apart else None)
-            early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p])}  # they train by themselves
+            early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p], eligible)}  # they train by themselves
             if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
                 team.each(prepare)  # LibCST imported while this process chooses the other files
                 team.helper(1)  # (or before, see above), then a second helper spawned by the first
                 begun = survey.share_out(early, vocabulary, team.helpers)
             picked = select.grow(texts, scanned, vocabulary)
-        chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p])}
+        chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p], eligible)}
         part = cache_key("chosen", chosen, vocabulary) if cache is not None else ""
         hit = cache.get(part) if cache is not None else None
         markers: list[parallel.Job] = []  # the files not chosen can only have markers that suppress nothing
@@ -201,9 +202,12 @@ def _cycle_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _eligible(path: str, text: str) -> bool:
-    """Can the file take part in the analysis at all? Not a stub, nor a file of another framework."""
-    return not path.endswith(".pyi") and not _other_framework(text)
+def _eligible(path: str, text: str, known: dict[str, bool]) -> bool:
+    """Can the file take part in the analysis at all? Not a stub, nor a file of another framework.
+    `known`: the answers so far, by path (a file that trains by itself is asked about twice)."""
+    if path not in known:
+        known[path] = not path.endswith(".pyi") and not _other_framework(text)
+    return known[path]
 
 
 def _other_framework(text: str) -> bool:
