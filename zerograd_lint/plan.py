@@ -35,14 +35,20 @@ class Plan:
 
     @classmethod
     def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], connected: dict[str, Survey],
-           exhaustive: bool = False, project: Project | None = None) -> Plan:
+           exhaustive: bool = False, project: Project | None = None,
+           cut: dict[str, tuple[str, list[int]]] | None = None) -> Plan:
         """The plan made of its parts (in a helper too), its modules to be cut for LibCST when
-        first parsed."""
+        first parsed; `cut`: the sparse texts made already."""
         project = project or _project(texts, surveys)
-        made = cls(texts, surveys, project, connected, exhaustive)
+        made = cls(texts, surveys, project, connected, exhaustive, dict(cut or {}))
         for path, module in project.modules.items():
             module.cut = partial(made.sparse, path)
         return made
+
+    @property
+    def cut_already(self) -> dict[str, tuple[str, list[int]]]:
+        """The sparse texts made so far (those of the modules holding roots, to size the shares)."""
+        return self._sparse
 
     def sparse(self, path: str) -> tuple[str, list[int]]:
         """What LibCST gets of a module: only what can matter (`sparse.sparse_text`). Made once:
