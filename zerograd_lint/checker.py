@@ -211,11 +211,12 @@ def _eligible(path: str, text: str, known: dict[str, bool]) -> bool:
 
 
 def _other_framework(text: str) -> bool:
-    """The file trains with another framework (and not with torch)."""
-    if not any(name in text for name in vocabulary.OTHER_FRAMEWORKS):
-        return False
-    imported = set(_IMPORTS.findall(text))
-    return "torch" not in imported and any(name in imported for name in vocabulary.OTHER_FRAMEWORKS)
+    """The file trains with another framework (and not with torch): it imports one, and not torch.
+    Only the lines that say `import` can match, unless a backslash continues a `from x` line onto
+    the one that says it."""
+    continued = "\\\n" in text or "\\\r" in text
+    imported = set(_IMPORTS.findall(text if continued else select.import_lines(text)))
+    return "torch" not in imported and not imported.isdisjoint(vocabulary.OTHER_FRAMEWORKS)
 
 
 def _finding(path: str, raw: rules.Raw) -> Finding:

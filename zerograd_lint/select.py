@@ -108,17 +108,8 @@ class _Index:
 
     @property
     def import_lines(self) -> str:
-        """The lines that say `import`, joined: all an import pattern can match (each stays within
-        a line), found with `str.find` rather than a pattern tried at every line of the file."""
         if self._import_lines is None:
-            text, lines = self.text, []
-            at = text.find("import")
-            while at != -1:
-                end = text.find("\n", at)
-                end = len(text) if end == -1 else end
-                lines.append(text[text.rfind("\n", 0, at) + 1 : end])
-                at = text.find("import", end)
-            self._import_lines = "\n".join(lines)
+            self._import_lines = import_lines(self.text)
         return self._import_lines
 
     @property
@@ -171,6 +162,19 @@ class _Index:
     def definition(self, name: str) -> str | None:
         """The text of the module-level `def` or `class` called `name`, if the file has one."""
         return self.definitions.get(name)
+
+
+def import_lines(text: str) -> str:
+    """The lines that say `import`, joined: all an import pattern can match (each stays within a
+    line), found with `str.find` rather than a pattern tried at every line of the file."""
+    lines = []
+    at = text.find("import")
+    while at != -1:
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        lines.append(text[text.rfind("\n", 0, at) + 1 : end])
+        at = text.find("import", end)
+    return "\n".join(lines)
 
 
 def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
