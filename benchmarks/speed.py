@@ -7,7 +7,8 @@
 Each command runs as a process of its own, from an empty temporary folder (so the results cache
 lands there, not in the tree), and is timed from outside: wall seconds and peak RSS, with GNU
 `/usr/bin/time` when there is one, else a small parent process that reads its child's
-`resource.getrusage(RUSAGE_CHILDREN)`. Per tree:
+`resource.getrusage(RUSAGE_CHILDREN)`. ruff's runs and the cold runs are taken in turn, so that
+a machine slowing down for a while cannot favour either. Per tree:
 
 - `zerograd-lint --no-cache TREE`: cold, nothing reused;
 - `zerograd-lint TREE`, after one run that filled the cache: warm, nothing changed;
@@ -16,7 +17,8 @@ lands there, not in the tree), and is timed from outside: wall seconds and peak 
   process: what a LibCST linter that parses everything pays before its first rule runs.
 
 Then, once, an editor's on-save check: a 300-line training script on stdin, with the flags the
-README gives nvim-lint. The table shows medians; the last line the ratios against ruff.
+README gives nvim-lint. The table shows medians, and the fastest and slowest run; the last line
+the ratios of the medians against ruff.
 
 Measure an installed copy (`pip install .` in a fresh venv: its bytecode is compiled). An
 editable install where `PYTHONDONTWRITEBYTECODE` is set compiles every module changed since its
@@ -69,31 +71,46 @@ print(f"{parsed} parsed, {failed} failed", file=sys.stderr)
 @dataclass
 class Measure:
     what: str
-    seconds: float
+    seconds: float  # the median
     peak_mb: float
     exit_codes: set[int]
+    fastest: float = 0.0
+    slowest: float = 0.0
 
 
 def measure(what: str, command: list[str], cwd: str, runs: int, stdin: bytes | None = None,
             env: dict[str, str] | None = None) -> Measure:
     """Median wall seconds and median peak RSS of `runs` runs of `command`."""
-    seconds, peaks, codes = [], [], set()
+    return measure_alternately([(what, command)], cwd, runs, stdin, env)[0]
+
+
+def measure_alternately(commands: list[tuple[str, list[str]]], cwd: str, runs: int, stdin: bytes | None = None,
+                        env: dict[str, str] | None = None) -> list[Measure]:
+    """`measure` of each command, their runs taken in turn (one of each, then again): a machine
+    that slows down for a while slows every command alike, and their ratio stays fair."""
+    taken: list[list[tuple[float, float, int]]] = [[] for _ in commands]
     for _ in range(runs):
-        if os.access(GNU_TIME, os.X_OK):
-            start = time.perf_counter()
-            done = subprocess.run([GNU_TIME, "-f", "%M", *command], cwd=cwd, input=stdin, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-            seconds.append(time.perf_counter() - start)
-            peaks.append(int(done.stderr.decode().strip().splitlines()[-1]) / 1024)
-            codes.add(done.returncode)  # GNU time exits with its child's code
-        else:
-            done = subprocess.run([sys.executable, "-c", WRAPPER, *command], cwd=cwd, input=stdin, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-            wall, peak, code = done.stderr.decode().split()[-3:]
-            seconds.append(float(wall))
-            peaks.append(int(peak) / 1024)
-            codes.add(int(code))
-    return Measure(what, statistics.median(seconds), statistics.median(peaks), codes)
+        for (_, command), runs_of in zip(commands, taken):
+            runs_of.append(_run_once(command, cwd, stdin, env))
+    return [
+        Measure(what, statistics.median(s for s, _, _ in runs_of), statistics.median(p for _, p, _ in runs_of),
+                {c for _, _, c in runs_of}, min(s for s, _, _ in runs_of), max(s for s, _, _ in runs_of))
+        for (what, _), runs_of in zip(commands, taken)
+    ]
+
+
+def _run_once(command: list[str], cwd: str, stdin: bytes | None, env: dict[str, str] | None) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and exit code of one run."""
+    if os.access(GNU_TIME, os.X_OK):
+        start = time.perf_counter()
+        done = subprocess.run([GNU_TIME, "-f", "%M", *command], cwd=cwd, input=stdin, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        seconds = time.perf_counter() - start
+        return seconds, int(done.stderr.decode().strip().splitlines()[-1]) / 1024, done.returncode  # its child's code
+    done = subprocess.run([sys.executable, "-c", WRAPPER, *command], cwd=cwd, input=stdin, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall, peak, code = done.stderr.decode().split()[-3:]
+    return float(wall), int(peak) / 1024, int(code)
 
 
 def zerograd_lint() -> list[str]:
@@ -141,11 +158,11 @@ def python_files(tree: str) -> tuple[int, float]:
 def bench_tree(tree: str, args: argparse.Namespace, lint: list[str], no_cache: bool, baseline: list[str]) -> list[Measure]:
     rows = []
     with tempfile.TemporaryDirectory() as cwd:
-        rows.append(measure("ruff check (default rules)", [*baseline, "check", "--no-cache", "--exit-zero", "-q", tree],
-                            cwd, args.runs))
         cold = [*lint, "--no-cache", tree] if no_cache else [*lint, tree]
-        rows.append(measure("zerograd-lint, cold" + ("" if no_cache else " (no --no-cache: no cache either)"),
-                            cold, cwd, args.runs))
+        rows.extend(measure_alternately([
+            ("ruff check (default rules)", [*baseline, "check", "--no-cache", "--exit-zero", "-q", tree]),
+            ("zerograd-lint, cold" + ("" if no_cache else " (no --no-cache: no cache either)"), cold),
+        ], cwd, args.runs))
         if no_cache:
             subprocess.run([*lint, tree], cwd=cwd, capture_output=True, check=False)  # fills the cache
             rows.append(measure("zerograd-lint, warm (cache)", [*lint, tree], cwd, args.runs))
@@ -159,10 +176,11 @@ def bench_tree(tree: str, args: argparse.Namespace, lint: list[str], no_cache: b
 
 def print_table(title: str, rows: list[Measure], ruff_seconds: float) -> None:
     print(f"\n{title}")
-    print(f"  {'what':44} {'wall s':>8} {'peak MB':>9} {'vs ruff':>9}  exit")
+    print(f"  {'what':44} {'wall s':>8} {'range s':>11} {'peak MB':>9} {'vs ruff':>9}  exit")
     for row in rows:
         codes = ",".join(map(str, sorted(row.exit_codes)))
-        print(f"  {row.what:44} {row.seconds:8.2f} {row.peak_mb:9.0f} {row.seconds / ruff_seconds:8.2f}x  {codes}")
+        spread = f"{row.fastest:.2f}-{row.slowest:.2f}"
+        print(f"  {row.what:44} {row.seconds:8.2f} {spread:>11} {row.peak_mb:9.0f} {row.seconds / ruff_seconds:8.2f}x  {codes}")
 
 
 def main() -> None:
