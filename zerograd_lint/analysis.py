@@ -53,7 +53,6 @@ def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
         frozenset(n for found in surveys.values() for n in found.callback_factories),
     )
     part = Part([], set(), errors)
-    chosen = []  # (module, node, scope, line) of each root, in the order of the module's scopes
     for module, roots in modules:
         for node, scope in module.scopes.items():
             if scope.kind == "class" or module.path in errors:
@@ -63,31 +62,25 @@ def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
             except TooDeep:
                 errors[module.path] = SourceError(module.path, TOO_DEEP)
                 continue
-            if line in roots:
-                chosen.append((module, node, scope, line))
-    # Roots that another root can reach come last, and are skipped once a caller's analysis has
-    # inlined them: their findings would be dropped with the others inlined (`dispatch._merged`).
-    chosen.sort(key=lambda root: root[3] in connected[root[0].path].inner)
-    for module, node, scope, line in chosen:
-        if module.path in errors or (module.path, line) in part.inlined:
-            continue
-        callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
-        cls = scope.enclosing_class()
-        if cls is not None:  # parse where its subclasses may be, whatever was parsed before
-            within = _subclass_modules(cls.name, surveys)
-            for other in within:
-                resolver.load(project.modules[other])
-        for klass in _classes_of(scope, resolver, within if cls is not None else set()):
-            try:
-                graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=klass), callback)
-                part.per_root.append(((module.path, line), [_pickles(raw) for raw in rules.judge(analyse(graph, resolver))]))
-                part.inlined |= {_where(func, resolver) for func in builder.inlined}
-            except (TooComplex, GaveUp):
-                continue  # its callees keep their own findings
-            except TooDeep as exc:  # this module or one it calls into: that file's loss alone
-                errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
-            except RecursionError:
-                errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
+            if line not in roots:
+                continue
+            callback = node if scope.kind == "function" and _is_callback(scope, resolver, callbacks) else None
+            cls = scope.enclosing_class()
+            if cls is not None:  # parse where its subclasses may be, whatever was parsed before
+                within = _subclass_modules(cls.name, surveys)
+                for other in within:
+                    resolver.load(project.modules[other])
+            for klass in _classes_of(scope, resolver, within if cls is not None else set()):
+                try:
+                    graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=klass), callback)
+                    part.per_root.append(((module.path, line), [_pickles(raw) for raw in rules.judge(analyse(graph, resolver))]))
+                    part.inlined |= {_where(func, resolver) for func in builder.inlined}
+                except (TooComplex, GaveUp):
+                    continue  # its callees keep their own findings
+                except TooDeep as exc:  # this module or one it calls into: that file's loss alone
+                    errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
+                except RecursionError:
+                    errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
     parallel.keep((resolver, builder))  # in a helper: freed with it, not one by one
     return part
 

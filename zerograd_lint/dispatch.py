@@ -96,27 +96,17 @@ def _work(plan: Plan, workers: int) -> dict[Roots, int]:
     for path, size in sizes.items():
         roots = plan.connected[path].roots
         if workers > 1 and len(roots) > 1 and size >= ONE_MODULE_FROM * total:
-            for group in _halves(roots, plan.surveys[path], plan.connected[path].reaches):
+            for group in _halves(roots, plan.surveys[path]):
                 work[(path, group)] = size // 2
         else:
             work[(path, tuple(sorted(roots)))] = size
     return work
 
 
-def _halves(roots: frozenset[int], survey: ModuleSurvey, reaches: frozenset[tuple[int, int]]) -> list[tuple[int, ...]]:
-    """The roots in two groups of about equal length of code (the module body counts as longest).
-    A root goes with the roots that can reach it: their analysis may inline it, and then it is not
-    analysed again (`analysis.analyse_share`), in whichever process it is."""
+def _halves(roots: frozenset[int], survey: ModuleSurvey) -> list[tuple[int, ...]]:
+    """The roots in two groups of about equal length of code (the module body counts as longest)."""
     lengths = {body.header: body.last - body.first + 1 for body in survey.outline.bodies}
-    together = {root: {root} for root in roots}  # each root's group, shared by its members
-    for caller, reached in sorted(reaches):
-        if together[caller] is not together[reached]:
-            merged = together[caller] | together[reached]
-            for member in merged:
-                together[member] = merged
-    groups = {min(group): tuple(sorted(group)) for group in together.values()}
-    sizes = {group: sum(lengths.get(root, 1 << 30) for root in group) for group in groups.values()}
-    return [tuple(sorted(root for group in share for root in group)) for share in parallel.shares(sizes, 2)]
+    return [tuple(group) for group in parallel.shares({root: lengths.get(root, 1 << 30) for root in roots}, 2)]
 
 
 def _merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw]:

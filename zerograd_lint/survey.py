@@ -86,10 +86,6 @@ class Survey:
     followed: frozenset[int]  # `def` lines of functions that touch gradients, directly or not
     worth: frozenset[str] = frozenset()  # module-level names whose definition holds such a function
     needed: frozenset[int] = frozenset()  # roots and the followed functions they can reach
-    # roots that another root can reach through followed functions (its analysis may inline
-    # them), and those pairs (caller root, reached root) within this module: see `analysis`
-    inner: frozenset[int] = frozenset()
-    reaches: frozenset[tuple[int, int]] = frozenset()
 
 
 def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSurvey:
@@ -400,35 +396,18 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
                     roots.add(line)
         out[path] = Survey(frozenset(roots), followed, worth)
         rooted[path] = roots
-    roots = {(p, l) for p, lines in rooted.items() for l in lines}
+    needed = {(p, l) for p, lines in rooted.items() for l in lines}
+    todo = list(needed)
     useful = accumulates | touches
-    reached = _reached_from([c for root in roots for c in calls.get(root, ())], calls, useful)
-    needed_in, inner_in = _by_module(roots | reached), _by_module(roots & reached)
-    reaches = {  # within a module, which root reaches which other (see `dispatch._work`)
-        (path, (line, other[1])) for path, lines in rooted.items() if not lines.isdisjoint(inner_in.get(path, ()))
-        for line in lines for other in _reached_from(list(calls.get((path, line), ())), calls, useful)
-        if other[0] == path and other[1] in lines and other[1] != line
-    }
-    reaches_in = _by_module(reaches)
-    for path, survey in out.items():
-        out[path] = dataclasses.replace(
-            survey, needed=frozenset(needed_in.get(path, ())), inner=frozenset(inner_in.get(path, ())),
-            reaches=frozenset(reaches_in.get(path, ())),
-        )
-    return out
-
-
-def _reached_from(starts: list[tuple[str, int]], calls: dict[tuple[str, int], set[tuple[str, int]]],
-                  useful: set[tuple[str, int]]) -> set[tuple[str, int]]:
-    """The functions worth following among `starts` and what they call, directly or not."""
-    reached = {start for start in starts if start in useful}
-    todo = list(reached)
     while todo:
         for callee in calls.get(todo.pop(), ()):
-            if callee not in reached and callee in useful:
-                reached.add(callee)
+            if callee not in needed and callee in useful:
+                needed.add(callee)
                 todo.append(callee)
-    return reached
+    needed_in = _by_module(needed)
+    for path, survey in out.items():
+        out[path] = dataclasses.replace(survey, needed=frozenset(needed_in.get(path, ())))
+    return out
 
 
 def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]]) -> set[tuple[str, int]]:
@@ -442,8 +421,8 @@ def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list
     return flagged
 
 
-def _by_module(functions: set[tuple[str, object]]) -> dict[str, set]:
-    out: dict[str, set] = {}
+def _by_module(functions: set[tuple[str, int]]) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
     for path, line in functions:
         out.setdefault(path, set()).add(line)
     return out
