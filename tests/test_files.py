@@ -258,3 +258,18 @@ def test_command_line_excludes_and_gitignore(tmp_path: Path) -> None:
     assert flagged("--no-respect-gitignore", "--exclude", "legacy/") == {"train.py", "scratch/try.py", "vendored/lib.py"}
     assert flagged("--extend-exclude", "vendored/", "vendored/lib.py") == {"vendored/lib.py"}
     assert flagged("--extend-exclude", "vendored/", "--force-exclude", "vendored/lib.py", "train.py") == {"train.py"}
+
+
+def test_a_file_is_read_whole_whatever_a_read_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read may give less than asked (Linux gives at most about 2 GB at once): only a regular
+    file that gave its whole size is taken as read to its end."""
+    from zerograd_lint import files
+
+    path = tmp_path / "big.py"
+    path.write_bytes(b"x = 1\n" * 1000)
+    real = os.read
+    monkeypatch.setattr(files.os, "read", lambda fd, n: real(fd, min(n, 1000)))
+    assert files.read_source(str(path)) == b"x = 1\n" * 1000
+    monkeypatch.undo()
+    (tmp_path / "empty.py").write_bytes(b"")
+    assert files.read_source(str(tmp_path / "empty.py")) == b""

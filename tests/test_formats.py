@@ -232,3 +232,9 @@ def test_sarif_names_the_repository_that_pyproject_names() -> None:
 
     urls = toml_module().loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
     assert urls["Homepage"] == urls["Repository"] == sarif.REPOSITORY
+
+
+def test_the_context_keeps_its_keyword() -> None:
+    from zerograd_lint.report.context import Context
+
+    assert Context(repository_root=Path("/repo")).repository_path("/repo/pkg/a.py") == "pkg/a.py"

@@ -49,3 +49,24 @@ def test_markers_are_looked_for_in_the_files_a_helper_was_given_only() -> None:
     texts.decode_all()
     found = checker._unused_markers_of_part(texts, 0, 1, skip={"b.py"})
     assert sorted(found) == ["a.py"] and [raw.code for raw in found["a.py"]] == ["ZG100"]
+
+
+def test_a_file_that_declares_its_encoding_is_tested_as_text() -> None:
+    """In UTF-7, `+AFoARw-` is `ZG`: the bytes name no code, the text does."""
+    texts = Texts({"seven.py": b"# -*- coding: utf-7 -*-\nx = 1  # noqa: +AFoARw-001\n"})
+    texts.decode_all()
+    found = checker._unused_markers_of_part(texts, 0, 1, skip=set())
+    assert [raw.code for raw in found["seven.py"]] == ["ZG100"]
+
+
+def test_another_framework_is_told_by_its_import_lines_as_by_the_whole_text() -> None:
+    cases = {
+        "import tensorflow as tf\n": True,
+        "from jax import numpy\nimport torch\n": False,
+        "from tensorflow \\\n    import keras\n": True,
+        "x = 'import jax'\n": False,
+        '"""\nfrom jax we took the idea\n"""\n': True,  # as a pattern over every line read it
+        "import os\n": False,
+    }
+    for text, expected in cases.items():
+        assert checker._other_framework(text) is expected, text

@@ -141,9 +141,18 @@ def _unused_markers(texts: Texts, paths: list[str]) -> dict[str, list[rules.Raw]
     found = {}
     for path in paths:
         raw = texts.raw(path)
-        if (raw is None or rules.may_concern_us(raw)) and (markers := rules.unused_markers(path, texts[path])):
+        usable = raw is not None and not _declares_encoding(raw)  # bytes whose letters are the text's
+        if (not usable or rules.may_concern_us(raw)) and (markers := rules.unused_markers(path, texts[path])):
             found[path] = markers
     return found
+
+
+def _declares_encoding(raw: bytes) -> bool:
+    """Might the file's first two lines declare an encoding (`# coding: utf-7`)? Then its letters
+    may be other bytes than ASCII's."""
+    first = raw.find(b"\n")
+    second = raw.find(b"\n", first + 1) if first != -1 else -1
+    return b"coding" in (raw if second == -1 else raw[:second])
 
 
 def _unused_markers_of_part(texts: Texts, index: int, count: int, skip: set[str]) -> dict[str, list[rules.Raw]]:
@@ -212,10 +221,8 @@ def _eligible(path: str, text: str, known: dict[str, bool]) -> bool:
 
 def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch): it imports one, and not torch.
-    Only the lines that say `import` can match, unless a backslash continues a `from x` line onto
-    the one that says it."""
-    continued = "\\\n" in text or "\\\r" in text
-    imported = set(_IMPORTS.findall(text if continued else select.import_lines(text)))
+    Only a line that says `import` or `from` can match (found with `str.find`)."""
+    imported = set(_IMPORTS.findall(select.lines_saying(text, ("import", "from"))))
     return "torch" not in imported and not imported.isdisjoint(vocabulary.OTHER_FRAMEWORKS)
 
 

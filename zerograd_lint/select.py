@@ -167,13 +167,22 @@ class _Index:
 def import_lines(text: str) -> str:
     """The lines that say `import`, joined: all an import pattern can match (each stays within a
     line), found with `str.find` rather than a pattern tried at every line of the file."""
+    return lines_saying(text, ("import",))
+
+
+def lines_saying(text: str, words: tuple[str, ...]) -> str:
+    """The lines that hold one of `words`, joined, each once and in order."""
+    starts: set[int] = set()
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            end = text.find("\n", at)
+            at = -1 if end == -1 else text.find(word, end)
     lines = []
-    at = text.find("import")
-    while at != -1:
-        end = text.find("\n", at)
-        end = len(text) if end == -1 else end
-        lines.append(text[text.rfind("\n", 0, at) + 1 : end])
-        at = text.find("import", end)
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        lines.append(text[start : len(text) if end == -1 else end])
     return "\n".join(lines)
 
 

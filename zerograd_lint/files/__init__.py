@@ -183,14 +183,14 @@ def repository_root(folder: str) -> Path:
 
 def read_source(path: str) -> bytes:
     """The file's bytes, read to its end (`open`, `fstat` and one `read`: a third cheaper than
-    `Path.read_bytes` on a tree of small files). A regular file that reads short has ended; a
-    file that grew, a pipe or a device is read on until a read returns nothing."""
+    `Path.read_bytes` on a tree of small files). A regular file that gave its whole size and no
+    more has ended; any other (one that grew or shrank, one larger than a read gives at once, a
+    pipe, a device) is read on until a read returns nothing."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
-        wanted = info.st_size + 1
-        chunk = os.read(fd, wanted)
-        if len(chunk) < wanted and stat.S_ISREG(info.st_mode):
+        chunk = os.read(fd, info.st_size + 1)
+        if len(chunk) == info.st_size and stat.S_ISREG(info.st_mode):
             return chunk
         chunks = [chunk]
         while chunk := os.read(fd, 1 << 20):

@@ -11,23 +11,23 @@ from urllib.parse import quote
 
 @dataclass(frozen=True)
 class Context:
-    folder: Path = Path(".")  # the repository's root, or with `below_root` a folder in it
+    repository_root: Path = Path(".")  # SARIF URIs and GitHub annotations are relative to it...
     styled: bool = False  # ANSI styles for a terminal (click strips them where it must)
-    below_root: bool = False  # git is asked for the root above `folder` when a format needs it
+    below_root: bool = False  # ...or to the git work tree's root above it, with this
 
     @cached_property
-    def repository_root(self) -> Path:
-        """What SARIF URIs and GitHub annotations are relative to. Looked up (one `git` run) only
-        by a format that needs it: most runs print neither."""
+    def root(self) -> Path:
+        """What SARIF URIs and GitHub annotations are relative to. With `below_root`, looked up
+        (one `git` run) only by a format that needs it: most runs print neither."""
         if not self.below_root:
-            return self.folder
+            return self.repository_root
         from zerograd_lint.files import repository_root
 
-        return repository_root(str(self.folder))
+        return repository_root(str(self.repository_root))
 
     def repository_path(self, path: str) -> str | None:
         """`path` relative to the repository root, '/'-separated; None when it lies outside."""
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.repository_root))
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
         if relative == ".." or relative.startswith(".." + os.sep):
             return None
         return Path(relative).as_posix()
