@@ -26,7 +26,8 @@ def test_texts_are_decoded_when_first_read_and_the_undecodable_leave() -> None:
     assert list(texts) == ["a.py", "b.py", "latin.py"] and "bin.py" not in texts
     with pytest.raises(KeyError):
         texts["bin.py"]
-    assert texts.raw("a.py") == b"x = 1\n" and texts.raw("b.py") is None
+    assert texts.ascii_bytes("a.py") == b"x = 1\n" and texts.ascii_bytes("b.py") is None
+    assert texts.ascii_bytes("latin.py") is None  # it declares an encoding
 
 
 def test_the_markers_test_on_bytes_answers_as_on_the_text() -> None:

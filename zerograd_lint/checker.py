@@ -140,19 +140,10 @@ def _unused_markers(texts: Texts, paths: list[str]) -> dict[str, list[rules.Raw]
     whether it can have any: most are never decoded in a helper."""
     found = {}
     for path in paths:
-        raw = texts.raw(path)
-        usable = raw is not None and not _declares_encoding(raw)  # bytes whose letters are the text's
-        if (not usable or rules.may_concern_us(raw)) and (markers := rules.unused_markers(path, texts[path])):
+        data = texts.ascii_bytes(path)
+        if (data is None or rules.may_concern_us(data)) and (markers := rules.unused_markers(path, texts[path])):
             found[path] = markers
     return found
-
-
-def _declares_encoding(raw: bytes) -> bool:
-    """Might the file's first two lines declare an encoding (`# coding: utf-7`)? Then its letters
-    may be other bytes than ASCII's."""
-    first = raw.find(b"\n")
-    second = raw.find(b"\n", first + 1) if first != -1 else -1
-    return b"coding" in (raw if second == -1 else raw[:second])
 
 
 def _unused_markers_of_part(texts: Texts, index: int, count: int, skip: set[str]) -> dict[str, list[rules.Raw]]:

@@ -109,7 +109,7 @@ class _Index:
     @property
     def import_lines(self) -> str:
         if self._import_lines is None:
-            self._import_lines = import_lines(self.text)
+            self._import_lines = lines_saying(self.text, ("import",))
         return self._import_lines
 
     @property
@@ -164,14 +164,10 @@ class _Index:
         return self.definitions.get(name)
 
 
-def import_lines(text: str) -> str:
-    """The lines that say `import`, joined: all an import pattern can match (each stays within a
-    line), found with `str.find` rather than a pattern tried at every line of the file."""
-    return lines_saying(text, ("import",))
-
-
 def lines_saying(text: str, words: tuple[str, ...]) -> str:
-    """The lines that hold one of `words`, joined, each once and in order."""
+    """The lines that hold one of `words`, joined, each once and in order: all that a pattern for
+    lines starting with one of them can match, found with `str.find` rather than a pattern tried
+    at every line of the file."""
     starts: set[int] = set()
     for word in words:
         at = text.find(word)

@@ -35,10 +35,16 @@ class Texts(Mapping[str, str]):
             self._known.difference_update(errors)
         return errors
 
-    def raw(self, path: str) -> bytes | None:
-        """The file's bytes as read (None for a text given as such: a buffer, a notebook's code)."""
+    def ascii_bytes(self, path: str) -> bytes | None:
+        """The file's bytes, when they spell every ASCII letter as its text does: not for a text
+        given as such (a buffer, a notebook's code), nor for a file that may declare an encoding
+        in its first two lines (UTF-7 spells `ZG` as `+AFoARw-`)."""
         source = self._sources[path]
-        return source if isinstance(source, bytes) else None
+        if not isinstance(source, bytes):
+            return None
+        first = source.find(b"\n")
+        second = source.find(b"\n", first + 1) if first != -1 else -1
+        return None if b"coding" in (source if second == -1 else source[:second]) else source
 
     def __getitem__(self, path: str) -> str:
         text = self._texts.get(path)
