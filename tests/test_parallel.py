@@ -89,6 +89,18 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
 
 
 @needs_fork
+def test_a_mid_size_run_looks_first_and_imports_libcst_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too little text to scan apart, enough first looks to share: both helpers start looking at
+    once, and each imports LibCST afterwards (measured sooner than importing before looking)."""
+    sources = {str(p): p.read_bytes() for p in ALL}
+    given = _with_a_team(monkeypatch)
+    monkeypatch.setattr(checker, "APART_FROM", float("inf"))
+    check_project(sources)
+    assert "scan" not in given and given.index("surveys") < given.index("prepare")
+    assert given.count("prepare") == 2 and given.count("_spawn") == 1
+
+
+@needs_fork
 def test_the_roots_of_a_module_holding_most_of_the_work_are_split(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fixture is a project of one module: its roots are shared out between two processes (each
     parses it), and the findings are those of one process doing everything."""

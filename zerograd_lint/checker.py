@@ -87,8 +87,12 @@ def check_project(
             scanned = _scan(texts, vocabulary, helping if apart else None)
             early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p], eligible)}  # they train by themselves
             if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
-                team.each(prepare)  # LibCST imported while this process chooses the other files
-                team.helper(1)  # (or before, see above), then a second helper spawned by the first
+                # A first helper forked before (see above) imports LibCST while this process
+                # chooses the other files, and spawns the second, which inherits it. Forked only
+                # now, both look first and import it later, each: on a mid-size tree that ends
+                # sooner than importing before looking (accelerate 1.07 s, 1.10 s the other way).
+                team.each(prepare)
+                team.helper(1)
                 begun = survey.share_out(early, vocabulary, team.helpers)
             picked = select.grow(texts, scanned, vocabulary)
         chosen = {p: texts[p] for p in sorted(picked) if _eligible(p, texts[p], eligible)}
