@@ -12,7 +12,6 @@ classic "clear at the start of a window, step at its end" loop quiet.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import libcst as cst

@@ -131,7 +131,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         # `a and b and c` is one node here, but LibCST nests one per operator: count them all
         deeper = depth + (len(node.values) - 1 if kind is ast.BoolOp else 1)
         body_of_class = kind is ast.ClassDef
-        for name in _CHILDREN.get(kind) or _children_of(kind):
+        for name in _CHILDREN[kind]:
             value = getattr(node, name)
             for child in value if type(value) is list else (value,):
                 if type(child) in _SILENT:
@@ -169,13 +169,8 @@ _NOT_CHILDREN = frozenset({
     "ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "names", "module", "level",
     "type_comment", "kind", "conversion", "is_async", "simple",
 })
-_CHILDREN: dict[type, tuple[str, ...]] = {}  # by node type: the fields `survey_module` visits
-
-
-def _children_of(kind: type) -> tuple[str, ...]:
-    if kind not in _CHILDREN:
-        _CHILDREN[kind] = tuple(name for name in kind._fields if name not in _NOT_CHILDREN)
-    return _CHILDREN[kind]
+# by node type: the fields `survey_module` visits
+_CHILDREN = {kind: tuple(f for f in kind._fields if f not in _NOT_CHILDREN) for kind in _concrete(ast.AST)}
 
 
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
