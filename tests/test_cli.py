@@ -145,9 +145,9 @@ def test_missing_path(tree: Path) -> None:
 
 
 def test_unreadable_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from zerograd_lint import runner
+    from zerograd_lint import files
 
-    real = runner.read_source
+    real = files.read_source
 
     def read(path: str) -> bytes:
         if path == "secret.py":
@@ -155,7 +155,7 @@ def test_unreadable_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return real(path)
 
     (tree / "secret.py").write_text(STALE)
-    monkeypatch.setattr(runner, "read_source", read)
+    monkeypatch.setattr(files, "read_source", read)
     result = run("secret.py", "stale.py")
     assert result.exit_code == 2
     assert "zerograd-lint: error: secret.py: cannot read: Permission denied" in result.stderr
@@ -238,7 +238,7 @@ def test_exit_zero_never_hides_a_configuration_error(tree: Path) -> None:
 def test_internal_error_exits_2_with_the_traceback(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from zerograd_lint import cli
 
-    def broken(files, settings):
+    def broken(files, settings, early=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(cli, "check_files", broken)
@@ -300,7 +300,7 @@ def test_the_console_script_leaves_the_cycle_collector_off(monkeypatch: pytest.M
     from zerograd_lint import cli
 
     seen: list[object] = []
-    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(cli, "main", lambda obj: seen.append(gc.isenabled()))
     monkeypatch.setattr(cli.os, "_exit", lambda code: seen.append(("exit", code)))
     try:
         cli.run()

@@ -83,7 +83,7 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     given = _with_a_team(monkeypatch)
     helped = {p: f for p, f in check_project(sources).findings.items() if f}
     assert helped == alone
-    assert sorted(set(given)) == ["_spawn", "_unused_markers_of_part", "analyse_share", "prepare", "scan", "surveys"]
+    assert sorted(set(given)) == ["_scan_share", "_spawn", "_unused_markers_of_part", "analyse_share", "prepare", "surveys"]
     assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
     assert given.count("prepare") == 1  # the second helper was spawned by the first, LibCST imported
 

@@ -61,7 +61,7 @@ def test_hook_runs_the_console_script_with_force_exclude() -> None:
     assert hook["language"] == "python"
     assert hook["entry"].split() == ["zerograd-lint", "--force-exclude"]
     assert hook["types_or"] == ["python", "pyi", "jupyter"]
-    assert 'zerograd-lint = "zerograd_lint.cli:run"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'zerograd-lint = "zerograd_lint.console:run"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

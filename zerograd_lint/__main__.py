@@ -1,4 +1,4 @@
-from zerograd_lint.cli import run
+from zerograd_lint.console import run
 
 if __name__ == "__main__":
     run()

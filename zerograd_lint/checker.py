@@ -23,7 +23,7 @@ from zerograd_lint.dispatch import analyse_plan
 from zerograd_lint.findings import TOO_DEEP, Finding, Related, SourceError
 from zerograd_lint.plan import plan, prepare
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.texts import Texts
+from zerograd_lint.texts import Source, Texts
 
 # Forked helpers share a run (`parallel.Team`) when it has enough of some work to give them: from
 # `survey.PARALLEL_FROM` characters of first looks (they look at the files that train by
@@ -32,10 +32,12 @@ from zerograd_lint.texts import Texts
 # costs this process about 4 ms; the scan and the markers of 5 MB of text about 8 ms each.
 # Measured on the installed torch package.
 APART_FROM = 5_000_000  # characters
-# The share of the text the first helper scans: forked before anything is decoded, it imports
-# LibCST (about 0.09 s here) and decodes its share while this process decodes all and scans the
-# rest, so that both end together. Measured on the installed torch package.
+# The share of the text the first helper decodes and scans, this process the rest, so that both
+# end together: forked here, before anything is decoded, it imports LibCST first (about 0.09 s);
+# forked at the start of the run (`team` given: see `zerograd_lint.reading`), it has by the time
+# the files are read. Measured on the installed torch package.
 HELPER_SCANS = 0.2
+EARLY_HELPER_SCANS = 0.5
 _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -57,34 +59,38 @@ def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabul
 
 
 def check_project(
-    sources: Mapping[str, str | bytes], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
-    exhaustive: bool = False,
+    sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
+    exhaustive: bool = False, team: parallel.Team | None = None,
 ) -> Result:
     """Check modules together: a loop in one file calling a training step in another is followed.
     Files that cannot be checked are in `errors`; the others are still checked. With a `cache`,
     a run whose inputs did not change reuses the last result (see `zerograd_lint.cache`).
     `exhaustive` turns the prefilter off (every file, function and loop analysed): only tests
-    and investigations need it; the findings are the same, slower."""
+    and investigations need it; the findings are the same, slower. `team`: helpers forked before
+    the sources were read, whose context, the `Texts` of `sources` in every process, is this
+    run's (see `zerograd_lint.reading`); closed by the time this returns, as a team made here."""
     whole = cache_key("all", sources, vocabulary) if cache is not None else ""
     if cache is not None and (hit := cache.get(whole)) is not None:
         return Result(*hit)
     result = Result()
-    texts = Texts(sources)
+    texts = team.context if team is not None else Texts(sources)
+    scan_share = EARLY_HELPER_SCANS if team is not None else HELPER_SCANS
     total = sum(map(len, sources.values()))
     # no helper is left behind, whatever happens; the cycle collector pauses for the whole run
-    with parallel.Team(texts) as team, _cycle_collector_paused():
+    with team or parallel.Team(texts) as team, _cycle_collector_paused():
         helping = team if parallel.can_fork() else None  # forked only for work worth it
         apart = helping is not None and not exhaustive and total >= APART_FROM
-        if apart:  # the first helper, forked before anything is decoded, imports LibCST meanwhile
+        if apart:  # the first helper, forked before anything is decoded if not sooner, imports LibCST meanwhile
             team.helper(0)
             team.each(prepare)
-        result.errors.update(texts.decode_all())
+        else:  # else each process decodes the share it scans, and this one what it reads later
+            result.errors.update(texts.decode_all())
         begun: list[parallel.Job] = []  # first looks given to helpers
         eligible: dict[str, bool] = {}  # by path, each file tested once
         if exhaustive:
             picked = set(texts)
         else:  # the files that train by themselves get their first look while the others are chosen
-            scanned = _scan(texts, vocabulary, helping if apart else None)
+            scanned = _scan(texts, vocabulary, helping if apart else None, scan_share, result.errors)
             early = {p: texts[p] for p in sorted(scanned.direct) if _eligible(p, texts[p], eligible)}  # they train by themselves
             if helping is not None and sum(map(len, early.values())) >= survey.PARALLEL_FROM:
                 # A first helper forked before (see above) imports LibCST while this process
@@ -127,16 +133,29 @@ def check_project(
     return result
 
 
-def _scan(texts: Texts, vocabulary: Vocabulary, team: parallel.Team | None) -> select.Scan:
-    """`select.scan` of every file; with a team, its first helper scans a share of the text, once
-    it has imported LibCST and decoded that share (`HELPER_SCANS`)."""
-    if team is None or len(texts) < 2:
+def _scan(texts: Texts, vocabulary: Vocabulary, team: parallel.Team | None, share: float,
+          errors: dict[str, SourceError]) -> select.Scan:
+    """`select.scan` of every file, decoded already. With a team, not yet: its first helper
+    decodes and scans `share` of the text, once it has imported LibCST, and this process the
+    rest; the files that cannot be decoded leave `texts`, for `errors`."""
+    if team is None:
         return select.scan(texts, vocabulary, list(texts))
-    sizes = {path: len(text) for path, text in texts.items()}
-    mine, *theirs = parallel.shares(sizes, 2, weights=(1 - HELPER_SCANS, HELPER_SCANS))
-    job = team.helper(0).submit(select.scan, vocabulary, theirs[0]) if theirs else None
-    scanned = select.scan(texts, vocabulary, mine)
-    return scanned.merge(job.result()) if job is not None else scanned
+    sizes = {path: texts.size(path) for path in texts}
+    mine, *theirs = parallel.shares(sizes, 2, weights=(1 - share, share))
+    job = team.helper(0).submit(_scan_share, vocabulary, theirs[0]) if theirs else None
+    scanned, failed = _scan_share(texts, vocabulary, mine)
+    if job is not None:
+        other, also = job.result()
+        scanned, failed = scanned.merge(other), {**failed, **also}
+    texts.drop(failed)
+    errors.update((path, SourceError(path, failed[path])) for path in sizes if path in failed)
+    return scanned
+
+
+def _scan_share(texts: Texts, vocabulary: Vocabulary, paths: list[str]) -> tuple[select.Scan, dict[str, str]]:
+    """Decode and scan these files: the scan of those decoded, and why the others could not be."""
+    failed = {path: error.reason for path, error in texts.decode(paths).items()}
+    return select.scan(texts, vocabulary, [path for path in paths if path not in failed]), failed
 
 
 def _unused_markers(texts: Texts, paths: list[str]) -> dict[str, list[rules.Raw]]:

@@ -48,6 +48,7 @@ from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover
 from zerograd_lint.findings import Finding, SourceError
+from zerograd_lint.reading import Early
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.concise import position
 from zerograd_lint.report.context import Context
@@ -170,8 +171,9 @@ def main() -> None:
     """Find PyTorch training loops that clear gradients wrongly."""
 
 
-def run() -> None:
-    """The console script and `python -m zerograd_lint`: `main`, then an immediate exit once the
+def run(early: Early | None = None) -> None:
+    """The console script and `python -m zerograd_lint` (through `zerograd_lint.console`, which
+    may have forked a first helper, `early`): `main`, then an immediate exit once the
     output is flushed. Freeing a large run's objects one by one at interpreter shutdown costs
     tens of milliseconds and helps no one (mypy exits the same way). For the same reason the
     cycle collector stays off: its first pass once the analysis is done walked torch's whole run
@@ -179,10 +181,13 @@ def run() -> None:
     turns it back on."""
     gc.disable()
     try:
-        main()
+        main(obj=early)
         code: object = 0
     except SystemExit as exc:
         code = exc.code
+    finally:
+        if early is not None:  # its helper, if the command did not use it
+            early.close()
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)  # what the interpreter does with `sys.exit("message")`
         code = 1
@@ -294,7 +299,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
-    report = (fix_files if fix or diff else check_files)(to_check, settings)
+    report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early))
     report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
     fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source
     unwritten = _write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0

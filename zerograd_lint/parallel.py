@@ -274,13 +274,16 @@ def _spawn(context: object, jobs_in: int, results_out: int) -> int:
     return pid
 
 
-def reap() -> None:
-    """Wait for the helpers this process stopped (a new team does it first)."""
-    while _STOPPED:
+def reap(wait: bool = True) -> None:
+    """Wait for the helpers this process stopped. A new team reaps those already gone, without
+    waiting for the others (a large helper takes the kernel milliseconds to free)."""
+    for pid in list(_STOPPED):
         try:
-            os.waitpid(_STOPPED.pop(), 0)
+            if os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == 0:
+                continue  # not gone yet: reaped later
         except ChildProcessError:  # reaped already
             pass
+        _STOPPED.remove(pid)
 
 
 def _length(received: bytearray) -> int:
@@ -332,7 +335,7 @@ class Team:
     team is closed."""
 
     def __init__(self, context: object) -> None:
-        reap()
+        reap(wait=False)
         self.context = context
         self.helpers: list[Helper] = []
         self._spares: list[_Pipes] = []

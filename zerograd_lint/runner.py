@@ -12,6 +12,7 @@ as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,9 @@ from zerograd_lint.cache import Cache
 from zerograd_lint.files import read_source
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
+from zerograd_lint.reading import Early, Reader
 from zerograd_lint.settings import Settings
+from zerograd_lint.texts import Source
 
 if TYPE_CHECKING:
     from zerograd_lint.checker import Result
@@ -53,29 +56,36 @@ class Report:
         self.fixes.fixed = [f for f in self.fixes.fixed if f.path != path]
 
 
-def check_files(files: Iterable[str | Buffer], settings: Settings = Settings()) -> Report:
+def check_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None) -> Report:
     """Check these files (already discovered; a `Buffer` stands for a file whose text is given)
-    as one project. Unreadable or unparsable files become errors."""
-    return _run(files, settings, fix=False)
+    as one project. Unreadable or unparsable files become errors. `early`: a first helper forked
+    before the files were known (see `zerograd_lint.reading`), closed by the time this returns."""
+    return _run(files, settings, fix=False, early=early)
 
 
-def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings()) -> Report:
+def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None) -> Report:
     """`check_files`, then fix what can be fixed: the report holds the findings of the sources as
     fixed, `Report.fixes` the fixed texts and what was declined. Nothing is written."""
-    return _run(files, settings, fix=True)
+    return _run(files, settings, fix=True, early=early)
 
 
-def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool) -> Report:
+def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None) -> Report:
     from zerograd_lint.checker import check_project
 
     report = Report()
-    sources: dict[str, str | bytes] = {}
+    if fix and early is not None:  # fixes are made from bytes, not read into an arena
+        early.close()
+        early = None
+    reader = Reader(early)
+    sources: dict[str, Source] = {}
     notebooks: dict[str, Index] = {}
     for item in files:
         report.files += 1
         path = item.path if isinstance(item, Buffer) else item
         try:
-            content = item.content if isinstance(item, Buffer) else read_source(path)
+            content = item.content if isinstance(item, Buffer) else (
+                read_source(path) if is_notebook(path) else reader.read(path)
+            )
         except OSError as exc:
             report.errors.append(SourceError(path, f"cannot read: {exc.strerror or exc}"))
             continue
@@ -88,9 +98,11 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool) -> Report
             report.errors.append(SourceError(path, str(exc)))
             continue
         sources[path], notebooks[path] = notebook.source, notebook.index
+    team = reader.sources(sources)
     try:
         cache = Cache(settings.cache) if settings.cache else None
-        results = [check_project(sources, settings.vocabulary, cache)]
+        with team or nullcontext():
+            results = [check_project(sources, settings.vocabulary, cache, team=team)]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
         results = [_check_alone(path, source, settings) for path, source in sources.items()]
     if fix:

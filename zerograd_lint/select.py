@@ -97,14 +97,20 @@ _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTIL
 
 
 class _Index:
-    """What one file's text says about its imports and module-level definitions (made on demand)."""
+    """What one file's text says about its imports and module-level definitions (made on demand,
+    from its text read, and decoded, only then)."""
 
-    def __init__(self, text: str, imports: list[tuple[str, str | set[str]]] | None = None) -> None:
-        self.text = text
+    def __init__(self, texts: Mapping[str, str], path: str, imports: list[tuple[str, str | set[str]]] | None = None) -> None:
+        self._texts = texts
+        self._path = path
         self._imports = imports
         self._definitions: dict[str, str] | None = None
         self._attributes: dict[str, set[str]] = {}
         self._import_lines: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self._texts[self._path]
 
     @property
     def import_lines(self) -> str:
@@ -256,7 +262,7 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
         if cues.accumulates(text) and cues.steps_in(text):
             out.direct.add(path)
         if "optim" in text:
-            out.imports[path] = _Index(text).imports
+            out.imports[path] = _Index(texts, path).imports
     return out
 
 
@@ -264,7 +270,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
     """The files `scanned` finds training by themselves, and the files they use or that use them,
     as the module's docstring says."""
     cues = _Cues(words)
-    files = {path: _Index(text, scanned.imports.get(path)) for path, text in texts.items()}
+    files = {path: _Index(texts, path, scanned.imports.get(path)) for path in texts}
     importers: dict[str, list[str]] = {}
     for path, imports in scanned.imports.items():
         for module in {module for module, _ in imports}:

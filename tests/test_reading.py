@@ -1,0 +1,136 @@
+"""A run started early (its first helper forked before the files are known, the files read into
+an arena both processes map) reads the same bytes and finds the same as any other run."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from zerograd_lint import checker, parallel, reading, survey
+from zerograd_lint.files import discover, read_source
+from zerograd_lint.arena import Arena
+from zerograd_lint.reading import Early, Reader
+from zerograd_lint.runner import check_files
+from zerograd_lint.settings import Settings
+from zerograd_lint.texts import BINARY, decode
+
+FIXTURES = Path(__file__).parent / "fixtures"
+needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="this platform or process does not fork")
+needs_arena = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no memfd_create here")
+
+
+@needs_arena
+def test_the_arena_holds_each_file_as_read(tmp_path: Path) -> None:
+    files = {"a.py": b"x = 1\n", "empty.py": b"", "b.py": "é = 'ü'\n".encode() * 5000}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    arena = Arena()
+    places = {name: arena.read(str(tmp_path / name)) for name in files}
+    with pytest.raises(FileNotFoundError):
+        arena.read(str(tmp_path / "missing.py"))
+    places["given.py"] = arena.write(b"y = 2\n")
+    assert {name: bytes(arena.view(*place)) for name, place in places.items()} == {**files, "given.py": b"y = 2\n"}
+    assert pickle.loads(pickle.dumps(arena)).size == arena.size
+
+
+@needs_arena
+def test_a_file_that_is_not_regular_is_read_to_its_end(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    pid = os.fork()
+    if pid == 0:  # the writer
+        try:
+            with open(fifo, "wb") as out:
+                out.write(b"z = 3\n" * 100_000)
+        finally:
+            os._exit(0)
+    arena = Arena()
+    place = arena.read(str(fifo))
+    os.waitpid(pid, 0)
+    assert bytes(arena.view(*place)) == b"z = 3\n" * 100_000
+
+
+@pytest.mark.parametrize("data", [
+    b"x = 1\n", b"\xef\xbb\xbfx = 1\n", b"# -*- coding: latin-1 -*-\nx = '\xe9'\n", b"x = '\xff'\n",
+    b"\x00\x01loss.backward()", b"x = 1\x00\n", b"# coding: nope\nx = 1\n", b"", b"no newline",
+])
+def test_a_view_decodes_as_its_bytes_do(data: bytes) -> None:
+    def outcome(source):
+        try:
+            return decode(source, "f.py")
+        except Exception as exc:  # noqa: BLE001 - the error is what is compared
+            return str(exc)
+
+    assert outcome(memoryview(data)) == outcome(data)
+    if b"\x00" in data:
+        assert outcome(data) == f"f.py: {BINARY}"
+
+
+@pytest.mark.parametrize(("arguments", "folder"), [
+    ([], True), (["."], True), (["check", "."], True), (["--no-cache", "."], True), (["check"], True),
+    (["train.py"], False), (["-"], False), (["--fix", "."], False), (["--diff", "."], False),
+    (["server"], False), (["--explain", "ZG001"], False), (["--version"], False),
+])
+def test_a_run_is_started_early_only_on_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 arguments: list[str], folder: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("x = 1\n")
+    assert reading._names_a_folder(arguments) is folder
+
+
+def _early_run(paths: list[str]):
+    early = Early.start(["."])
+    assert early is not None
+    return check_files(paths, Settings(cache=None), early)
+
+
+@needs_fork
+@needs_arena
+@pytest.mark.parametrize("apart", [True, False])
+def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, apart: bool) -> None:
+    monkeypatch.chdir(FIXTURES)
+    paths = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.py") if "fixes" not in p.parts)
+    plain = check_files(paths, Settings(cache=None))
+    monkeypatch.setattr(checker, "APART_FROM", 0 if apart else float("inf"))
+    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    given: list[str] = []
+    real = parallel.Helper.submit
+
+    def spy(helper, work, *args):
+        given.append(work.__name__)
+        return real(helper, work, *args)
+
+    monkeypatch.setattr(parallel.Helper, "submit", spy)
+    early = _early_run(paths)
+    assert (early.findings, early.errors, early.files) == (plain.findings, plain.errors, plain.files)
+    if apart:  # the early helper is given the sources, and scans a share of them
+        assert given[:2] == ["_prepare", "_fill"] and "_scan_share" in given
+    else:  # it is stopped: a smaller run forks its helpers when it has work for them
+        assert given[0] == "_prepare" and "_fill" not in given
+
+
+@needs_fork
+@needs_arena
+def test_an_early_run_reports_what_cannot_be_read_or_decoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text((FIXTURES / "ZG001" / "two_independent_loops.py").read_text())
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01loss.backward()")
+    (tmp_path / "latin.py").write_bytes(b"x = '\xe9'\n")
+    paths = [*discover(["."]), "gone.py"]
+    monkeypatch.setattr(checker, "APART_FROM", 0)  # each process decodes what it scans
+    early = _early_run(paths)
+    plain = check_files(paths, Settings(cache=None))
+    assert sorted((e.path, e.reason) for e in early.errors) == sorted((e.path, e.reason) for e in plain.errors)
+    assert {e.path for e in early.errors} == {"binary.py", "latin.py", "gone.py"}
+    assert early.findings == plain.findings and early.findings
+
+
+@needs_arena
+def test_a_reader_without_an_early_helper_reads_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"x = 1\n")
+    reader = Reader(None)
+    sources = {"a.py": reader.read(str(tmp_path / "a.py"))}
+    assert reader.sources(sources) is None and sources == {"a.py": read_source(str(tmp_path / "a.py"))}
