@@ -92,23 +92,19 @@ class Reader:
             return None
         from zerograd_lint.checker import APART_FROM
 
-        arena, spec = self._early.arena, {}
-        for path, source in sources.items():
-            place = self._places.get(path)
-            if place is not None:
-                sources[path] = arena.view(*place)
-            spec[path] = place if place is not None else source
-        team = self._early.team
-        if sum(map(len, sources.values())) < APART_FROM:
-            team.close()
-            team = None
-        else:
+        arena, team = self._early.arena, self._early.team
+        for path, place in self._places.items():
+            sources[path] = arena.view(*place)
+        large = sum(map(len, sources.values())) >= APART_FROM
+        if large:  # the helper is sent the place in the arena of what is there, anything else as it is
             team.context.fill(sources)
-            team.helper(0).submit(_fill, arena, spec)
+            team.helper(0).submit(_fill, arena, {path: self._places.get(path, source) for path, source in sources.items()})
+        else:
+            team.close()
         arena.close()  # the views keep its memory mapped, here and in the helpers
-        return team
+        return team if large else None
 
 
-def _fill(texts: Texts, arena: Arena, spec: Mapping[str, Source | tuple[int, int]]) -> None:
+def _fill(texts: Texts, arena: Arena, given: Mapping[str, Source | tuple[int, int]]) -> None:
     """A helper's job: hold the sources, as this process does."""
-    texts.fill({path: arena.view(*source) if isinstance(source, tuple) else source for path, source in spec.items()})
+    texts.fill({path: arena.view(*source) if isinstance(source, tuple) else source for path, source in given.items()})
