@@ -370,9 +370,9 @@ def test_a_scan_made_in_shares_is_the_scan_of_all() -> None:
 
 def test_a_batch_dealt_to_a_helper_is_one_file_at_least_and_at_most_its_size_else() -> None:
     texts = {"big": "x" * (survey._BATCH + 1), "a": "x" * 100, "b": "x" * 100}
-    pool = deque(["big", "a", "b"])
+    pool = deque(["a", "b", "big"])
     assert survey._batch(pool, texts) == ["big"]  # alone, however large
-    assert survey._batch(pool, texts) == ["a", "b"]
+    assert survey._batch(pool, texts) == ["b", "a"]
     assert survey._batch(pool, texts) == [] and not pool
 
 

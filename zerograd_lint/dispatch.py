@@ -45,7 +45,7 @@ def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
     helpers = team.helpers if team is not None else []
     if helpers:
         shares = parallel.shares(_work(plan, parallel.WORKERS), parallel.WORKERS)
-        parts_data = _Pickled((_slim(plan.surveys), plan.connected, plan.cut_already))
+        parts_data = _Pickled((_slim(plan.surveys), plan.connected, plan.cut_already, plan.kept_methods))
         jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
                 for helper, share in zip(helpers, shares)]
         parts = [job.result() for job in jobs]
@@ -64,9 +64,10 @@ def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
 def analyse_share(texts: Mapping[str, str], parts: _Pickled, words: Vocabulary, errors: dict[str, SourceError],
                   exhaustive: bool, share: list[Roots]) -> Part:
     """A helper's job: the plan made again from its parts (its surveys, what `connect` made of
-    them, and the sparse texts this process made to size the shares), and the analysis of `share`."""
-    surveys, connected, cut = parts.value
-    return _analyse(Plan.of(texts, surveys, connected, exhaustive, cut=cut), words, errors, share)
+    them, the sparse texts this process made to size the shares, and the methods kept), and the
+    analysis of `share`."""
+    surveys, connected, cut, kept = parts.value
+    return _analyse(Plan.of(texts, surveys, connected, exhaustive, cut=cut, kept_methods=kept), words, errors, share)
 
 
 def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots]) -> Part:

@@ -31,16 +31,20 @@ class Plan:
     project: Project
     connected: dict[str, Survey]
     exhaustive: bool = False
+    kept_methods: dict[str, frozenset[int]] = field(default_factory=dict)  # see `methods_kept`
     _sparse: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], connected: dict[str, Survey],
            exhaustive: bool = False, project: Project | None = None,
-           cut: dict[str, tuple[str, list[int]]] | None = None) -> Plan:
+           cut: dict[str, tuple[str, list[int]]] | None = None,
+           kept_methods: dict[str, frozenset[int]] | None = None) -> Plan:
         """The plan made of its parts (in a helper too), its modules to be cut for LibCST when
-        first parsed; `cut`: the sparse texts made already."""
+        first parsed; `cut`: the sparse texts made already; `kept_methods`: `methods_kept`, made
+        already (a helper's surveys no longer say what each function calls)."""
         project = project or _project(texts, surveys)
-        made = cls(texts, surveys, project, connected, exhaustive, dict(cut or {}))
+        kept = methods_kept(surveys, connected) if kept_methods is None else kept_methods
+        made = cls(texts, surveys, project, connected, exhaustive, kept, dict(cut or {}))
         for path, module in project.modules.items():
             module.cut = partial(made.sparse, path)
         return made
@@ -57,8 +61,60 @@ class Plan:
             found, survey = self.connected[path], self.surveys[path]
             preparing = {line for line, function in survey.functions.items() if function.prepares}
             analysed = self.exhaustive or MODULE in found.roots
-            self._sparse[path] = sparse_text(self.texts[path], survey.outline, found.needed | preparing, analysed)
+            keep = found.needed | preparing | self.kept_methods.get(path, frozenset())
+            self._sparse[path] = sparse_text(self.texts[path], survey.outline, keep, analysed)
         return self._sparse[path]
+
+
+def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Survey]) -> dict[str, frozenset[int]]:
+    """The `def` lines, by module, of the `__init__`, `configure_optimizers` and `__call__` whose
+    bodies the analysis may read: those of the classes it may meet, named by the last part of
+    their name wherever they are (generous, never strict). It meets
+
+    - the class of each function it analyses or keeps (its `self`), and the subclasses of that
+      class (a base class's loop runs with `self` an object of each subclass that inherits it);
+    - the classes called (objects made) or renamed on import in a function it analyses or keeps,
+      or in the body of any module (`scaler = NativeScaler()` at the top of a script);
+    - the bases of each class it meets; and the classes called in the methods it keeps of those.
+
+    The others are emptied like any function that cannot matter: in a large test module, the
+    `__init__` of a hundred model classes no training loop makes were a third of what LibCST parsed."""
+    keep = {
+        path: connected[path].needed | {line for line, function in found.functions.items() if function.prepares}
+        for path, found in surveys.items() if path in connected
+    }
+    classes = [(path, klass) for path in keep for klass in surveys[path].outline.classes]
+    called: set[str] = set()
+    for path, lines in keep.items():
+        found = surveys[path]
+        called |= found.renamed
+        for line in lines | {MODULE}:
+            function = found.functions.get(line)
+            if function is not None:
+                called |= function.names | function.attributes
+    selves = {klass.name for path, klass in classes if not klass.methods.isdisjoint(keep[path])}
+    grown = True
+    while grown:  # the subclasses of each
+        grown = False
+        for _, klass in classes:
+            if klass.name not in selves and not klass.bases.isdisjoint(selves):
+                selves.add(klass.name)
+                grown = True
+    met, kept, grown = set(selves), {}, True
+    done: set[int] = set()  # the classes met, by their place in `classes`
+    while grown:
+        grown = False
+        for index, (path, klass) in enumerate(classes):
+            if index not in done and (klass.name in met or klass.name in called):
+                done.add(index)
+                kept[path] = kept.get(path, frozenset()) | klass.kept
+                met |= klass.bases | {klass.name}
+                for line in klass.kept:
+                    function = surveys[path].functions.get(line)
+                    if function is not None:
+                        called |= function.names | function.attributes
+                grown = True
+    return kept
 
 
 def plan(texts: Mapping[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,

@@ -5,9 +5,10 @@ module of a thousand functions may hold one training loop. The survey knows, per
 whether it can matter. The body of every other function is replaced by `pass`, so that every
 definition is still there to be resolved (a call of a function that cannot matter stays a call of
 a project function that is not followed). Blank lines are then left out, and each line left keeps
-its number in the file (`Module.lines`): positions are read through it, columns unchanged. `__init__`, `configure_optimizers` and `__call__` keep their bodies
-(optimizers are built and models stored there), and so do long module-level statements only when
-the module body itself is analysed.
+its number in the file (`Module.lines`): positions are read through it, columns unchanged. The
+`__init__`, `configure_optimizers` and `__call__` of a class the analysis may meet keep their
+bodies (optimizers are built and models stored there: see `plan.methods_kept`), and long
+module-level statements are kept only when the module body itself is analysed.
 
 The survey hands over an outline (`outline()`), not its `ast` tree: small enough to come back
 from a worker process.
@@ -38,17 +39,26 @@ class Body(NamedTuple):
     first: int  # first line of the body (its first statement's decorators included)
     last: int
     indent: int  # column of the body's first statement, in UTF-8 bytes
-    kept_method: bool  # `__init__` and the like of a class: never emptied
     decorated: int = 0  # the first line of the function's decorators (its `def` line if none)
     header: int = 0  # its `def` line
-    signature: str = ""  # `def name(*args, **kwargs):`, what a header of several lines becomes
+    stub: str = ""  # `def name(): pass`, what the function becomes when its module body is not analysed
     first_decorated: bool = False  # the body's first statement has decorators
+
+
+class Klass(NamedTuple):
+    """A class statement, as `plan.methods_kept` needs it."""
+
+    name: str
+    bases: frozenset[str]  # the last part of the name of each
+    methods: frozenset[int]  # the `def` lines of the functions in its body
+    kept: frozenset[int]  # those of its `__init__`, `configure_optimizers` and `__call__`
 
 
 @dataclass(frozen=True)
 class Outline:
     bodies: tuple[Body, ...]
     long_statements: tuple[tuple[int, int], ...]  # module-level, not definitions or imports
+    classes: tuple[Klass, ...] = ()  # those of the module body and of class bodies, however nested
 
 
 def within(def_lines: list[int], statement: ast.stmt) -> list[int]:
@@ -59,33 +69,41 @@ def within(def_lines: list[int], statement: ast.stmt) -> list[int]:
 
 def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
     bodies: list[Body] = []
+    classes: list[Klass] = []
 
-    def visit(body: list[ast.stmt], in_class: bool) -> None:
+    def visit(body: list[ast.stmt], methods: list[ast.FunctionDef | ast.AsyncFunctionDef] | None) -> None:
+        """`methods`: where the functions met go, in a class body."""
         for statement in body:
             if isinstance(statement, _DEFS):
+                if methods is not None:
+                    methods.append(statement)
                 first = _span(statement.body[0])[0]
                 if first > statement.lineno:  # not a one-liner `def f(): ...`
                     defs = frozenset(within(def_lines, statement))
-                    kept = in_class and statement.name in _KEPT_METHODS
                     asynchronous = "async " if isinstance(statement, ast.AsyncFunctionDef) else ""
                     bodies.append(Body(
-                        defs, first, statement.end_lineno or first, statement.body[0].col_offset, kept,
-                        _span(statement)[0], statement.lineno, f"{asynchronous}def {statement.name}(*args, **kwargs):",
+                        defs, first, statement.end_lineno or first, statement.body[0].col_offset,
+                        _span(statement)[0], statement.lineno, f"{asynchronous}def {statement.name}(): pass",
                         bool(getattr(statement.body[0], "decorator_list", None)),
                     ))
             elif isinstance(statement, ast.ClassDef):
-                visit(statement.body, in_class=True)
+                own: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+                visit(statement.body, own)
+                bases = frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in statement.bases
+                                  if isinstance(b, (ast.Name, ast.Attribute)))
+                classes.append(Klass(statement.name, bases, frozenset(f.lineno for f in own),
+                                     frozenset(f.lineno for f in own if f.name in _KEPT_METHODS)))
             else:  # definitions under `if HAS_FX:`, `try:` and the like are emptied too
                 for block in _blocks(statement):
-                    visit(block, in_class)
+                    visit(block, methods)
 
-    visit(tree.body, in_class=False)
+    visit(tree.body, None)
     long = tuple(
         _span(s) for s in tree.body
         if not isinstance(s, (*_DEFS, ast.ClassDef, ast.Import, ast.ImportFrom))
         and (s.end_lineno or s.lineno) - s.lineno + 1 > _LONG
     )
-    return Outline(tuple(bodies), long)
+    return Outline(tuple(bodies), long, tuple(classes))
 
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
@@ -107,15 +125,14 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
     each line left. `keep` holds the `def` lines of the functions that can matter."""
     lines = lines_of(text)
     for body in shape.bodies:
-        if body.kept_method or not body.defs.isdisjoint(keep) or body.first > len(lines):
+        if not body.defs.isdisjoint(keep) or body.first > len(lines):
             continue
         first = _at_sign(lines, body.first) if body.first_decorated else body.first
-        if not module_analysed:
-            _empty_header(lines, body, first)
+        stubbed = not module_analysed and _stubbed(lines, body, first)
         for number in range(first - 1, min(body.last, len(lines))):
             line = lines[number]
             ending = _newline(line)
-            lines[number] = _columns(line, body.indent) + "pass" + ending if number == first - 1 else ending
+            lines[number] = _columns(line, body.indent) + "pass" + ending if number == first - 1 and not stubbed else ending
     if not module_analysed:
         for first, last in shape.long_statements:
             for number in range(first - 1, min(last, len(lines))):
@@ -138,22 +155,22 @@ def _without_blank_lines(lines: list[str]) -> tuple[str, list[int]]:
     return "".join(kept), numbers
 
 
-def _empty_header(lines: list[str], body: Body, first: int) -> None:
+def _stubbed(lines: list[str], body: Body, first: int) -> bool:
     """An emptied function keeps its name and nothing else: its decorators become empty lines and
-    a header of several lines one `def name(*args, **kwargs):`. The analysis reads neither for a
-    function it does not follow, and they are much of what is left of a large test module (a
-    decorator of three lines on each of hundreds of tests). Only when the module body is not
-    analysed: decorators run there."""
-    if body.header > len(lines):
-        return
+    its header, whatever its parameters, one `def name(): pass` (the body's lines then go too).
+    The analysis reads neither for a function it does not follow, and they are much of what is
+    left of a large test module (a decorator of three lines on each of hundreds of tests; LibCST
+    parses a `pass` on a line of its own as an indented block, a tenth of such a module). Only
+    when the module body is not analysed: decorators run there. False where the body does not
+    start a line of its own (`def f(a,\n      b): return a`): that header stays as it is."""
+    if body.header > len(lines) or _columns(lines[first - 1], body.indent).strip():
+        return False
     decorated = _at_sign(lines, body.decorated) if body.decorated < body.header else body.header
-    for number in range(decorated - 1, body.header - 1):
+    header = lines[body.header - 1]
+    for number in range(decorated - 1, first - 1):
         lines[number] = _newline(lines[number])
-    if first - 1 > body.header and not _columns(lines[first - 1], body.indent).strip():
-        line = lines[body.header - 1]
-        lines[body.header - 1] = line[: len(line) - len(line.lstrip())] + body.signature + _newline(line)
-        for number in range(body.header, first - 1):
-            lines[number] = _newline(lines[number])
+    lines[body.header - 1] = header[: len(header) - len(header.lstrip())] + body.stub + _newline(header)
+    return True
 
 
 def _at_sign(lines: list[str], line: int) -> int:

@@ -77,6 +77,7 @@ class ModuleSurvey:
     callback_factories: set[str] = field(default_factory=set)
     nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
+    renamed: set[str] = field(default_factory=set)  # names imported under another (`import X as Y`)
     outline: Outline | None = None  # for `sparse.sparse_text`
 
 
@@ -116,6 +117,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             owner, in_loop = node.lineno, False
         elif kind in _IMPORTS:
             survey.imports.update(_origins(node))
+            survey.renamed.update(alias.name for alias in node.names if alias.asname and alias.asname != alias.name)
         elif kind is ast.ClassDef:
             survey.bases.update(b for b in map(_last, node.bases) if b)
         elif kind in _LOOPS:
@@ -199,23 +201,25 @@ def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: list[par
                helpers: Callable[[], list[parallel.Helper]] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
     """`survey_module` of each text. `begun`: `surveys` jobs given to helpers already, whose files
     are not looked at again: their results are waited for. With `helpers` (made only when asked
-    for) and enough text left, the rest is dealt out as the work goes: this process looks at one file at a time, largest
-    first, and gives a helper the next few whenever it has none of them to do, so that all end
-    together whatever else each had to do first."""
+    for) and enough text left, the rest is dealt out as the work goes: this process looks at one
+    file at a time, largest first, and each helper is given the smallest files left, a few at a
+    time, so that it always has the next few waiting (`_AHEAD`) and all end together whatever
+    else each had to do first."""
     given = {path for job in begun for path in job.args[-1]}
     pool = deque(sorted((p for p in texts if p not in given), key=lambda p: (-len(texts[p]), p)))
     dealing = helpers() if helpers is not None and sum(len(texts[p]) for p in pool) >= PARALLEL_FROM else []
     done: dict[str, ModuleSurvey | Unparsable] = {}
-    dealt: dict[int, parallel.Job] = {}  # each helper's last batch
+    undone: dict[int, list[parallel.Job]] = {id(helper): [] for helper in dealing}  # each helper's, begun included
+    for job in begun:
+        undone.setdefault(id(job.helper), []).append(job)
     jobs = list(begun)
     while pool:
         for helper in dealing:
-            last = dealt.get(id(helper))
-            if last is None or helper.ready(last):
-                batch = _batch(pool, texts)
-                if batch:
-                    dealt[id(helper)] = helper.submit(surveys, vocabulary, batch)
-                    jobs.append(dealt[id(helper)])
+            waiting = [job for job in undone[id(helper)] if not helper.ready(job)]
+            while pool and len(waiting) < _AHEAD:
+                waiting.append(helper.submit(surveys, vocabulary, _batch(pool, texts)))
+                jobs.append(waiting[-1])
+            undone[id(helper)] = waiting
         if pool:
             done.update(surveys(texts, vocabulary, [pool.popleft()]))
     for job in jobs:
@@ -223,14 +227,20 @@ def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: list[par
     return {path: done[path] for path in sorted(texts)}
 
 
-_BATCH = 60_000  # characters a helper is dealt at a time: about a hundredth of a second's first look
+# Characters a helper is dealt at a time (about a hundredth of a second's first look), and how
+# many such batches it has waiting, the one it is at included: with two, it never waits for this
+# process to finish looking at a large file before it has more to do. Measured on torch, where
+# a helper given one batch at a time waited up to 0.05 s: given one while still at the files
+# it was given first, it was the largest files left, and the others waited for it at the end.
+_BATCH = 60_000
+_AHEAD = 2
 
 
 def _batch(pool: deque[str], texts: Mapping[str, str]) -> list[str]:
-    """The next files of the pool, up to about `_BATCH` characters (one at least)."""
+    """The smallest files of the pool (its end), up to about `_BATCH` characters (one at least)."""
     batch, size = [], 0
-    while pool and (not batch or size + len(texts[pool[0]]) <= _BATCH):
-        path = pool.popleft()
+    while pool and (not batch or size + len(texts[pool[-1]]) <= _BATCH):
+        path = pool.pop()
         batch.append(path)
         size += len(texts[path])
     return batch
