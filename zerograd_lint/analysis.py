@@ -91,8 +91,10 @@ def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:
 
 
 def _pickles(raw: rules.Raw) -> rules.Raw:
-    """The raw finding without the CST node of its loop (judged already; nothing reads it again)."""
-    return raw if raw.loop is None else replace(raw, loop=replace(raw.loop, node=None))
+    """The raw finding without the CST it was found in: not the node of its loop (judged already;
+    nothing reads it again), nor what its sites' code is made from."""
+    related = tuple((role, site.made()) for role, site in raw.related)
+    return replace(raw, loop=None if raw.loop is None else replace(raw.loop, node=None), related=related)
 
 
 def _subclass_modules(name: str, surveys: dict[str, ModuleSurvey]) -> set[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -205,11 +206,7 @@ class Builder:
 
     def _site(self, node: cst.CSTNode) -> Site:
         pos: CodeRange = self.positions[node]
-        code = self.module.cst.code_for_node
-        text = " ".join(code(node).split())
-        if len(text) > 60 and isinstance(node, cst.Call):
-            text = code(node.func) + ("(...)" if node.args else "()")
-        return Site(self.module.path, pos.start.line, pos.start.column, text)
+        return Site(self.module.path, pos.start.line, pos.start.column, partial(_shown, self.module.cst, node))
 
     def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters, path: str | None = None) -> Loop:
         parent = self.loops[-1] if self.loops else None
@@ -317,7 +314,7 @@ class Builder:
                 gate = self.synced
         site = self.site(node)
         if event.subject is not None:
-            site = dataclasses.replace(site, subject=self.module.cst.code_for_node(event.subject))
+            site = site.about(partial(self.module.cst.code_for_node, event.subject))
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), site)
 
     def inline(self, action: ev.Inline) -> None:
@@ -670,3 +667,11 @@ class Builder:
                 self.actions(actions, node)
             finally:
                 self.frames.pop()
+
+
+def _shown(module: cst.Module, node: cst.CSTNode) -> str:
+    """A call's code as a finding shows it: on one line, its arguments left out if long."""
+    text = " ".join(module.code_for_node(node).split())
+    if len(text) > 60 and isinstance(node, cst.Call):
+        text = module.code_for_node(node.func) + ("(...)" if node.args else "()")
+    return text
