@@ -34,3 +34,39 @@ def test_a_project_gives_the_same_findings_without_the_prefilter(project: Path) 
 def test_all_fixtures_together_give_the_same_findings_without_the_prefilter() -> None:
     fast, thorough = both({str(p): p.read_bytes() for p in [*SINGLE, *(f for d in PROJECTS for f in d.rglob("*.py"))]})
     assert fast == thorough
+
+
+STEPPING = """\
+import torch
+
+
+class Stepper:
+    def __init__(self, model):
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def update(self, loss):
+        loss.backward()
+        self.optimizer.step()
+"""
+CALLER = """\
+from stepping import Stepper
+
+
+def train(model, data):
+    stepper = Stepper(model)
+    for x, y in data:
+        stepper.update(((model(x) - y) ** 2).mean())
+"""
+
+
+def test_the_prefilter_is_strict_about_one_file_a_caller_that_never_mentions_an_optimizer() -> None:
+    """The documented exception (`select.py`, `docs/analysis.md`): only the imports of files that
+    mention an optimizer are read, so a script calling an imported training step is chosen when
+    it says `optim` somewhere, and not otherwise. Here the loop never clears: ZG001 either way
+    without the prefilter, with it only once the caller mentions one."""
+    sources = {"stepping.py": STEPPING.encode(), "train.py": CALLER.encode()}
+    fast, thorough = both(sources)
+    assert [f.code for f in thorough["train.py"]] == ["ZG001"] and fast["train.py"] == []
+    sources["train.py"] = CALLER.replace("stepper = Stepper(model)", "stepper = Stepper(model)  # builds its optimizer").encode()
+    fast, thorough = both(sources)
+    assert [f.code for f in fast["train.py"]] == [f.code for f in thorough["train.py"]] == ["ZG001"]

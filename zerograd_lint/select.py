@@ -10,7 +10,9 @@ should cost. A file is looked at when
   loop calls the subclass's step), unless it is a stub (`.pyi`): a stub's `...` is not what the
   function does, and a call into it is better left unresolved, as a call into compiled code is;
 - it mentions an optimizer and imports from a chosen file a definition that runs a backward and
-  steps or clears (a `main.py` whose epoch loop calls `train_one_epoch`).
+  steps or clears (a `main.py` whose epoch loop calls `train_one_epoch`). Only the imports of
+  files that mention one are read (a sixth of torch's files): a script whose loop calls such a
+  step and never mentions an optimizer (the step's object builds it) is not looked at.
 
 A definition's text runs from its `def` or `class` line to the next line that starts a new
 module-level statement. Modules are matched by the last part of their name: generous, never strict.
