@@ -36,18 +36,7 @@ def test_all_fixtures_together_give_the_same_findings_without_the_prefilter() ->
     assert fast == thorough
 
 
-STEPPING = """\
-import torch
-
-
-class Stepper:
-    def __init__(self, model):
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-    def update(self, loss):
-        loss.backward()
-        self.optimizer.step()
-"""
+STEPPING = FIXTURES / "projects" / "zg001_stepper_imported_renamed" / "stepping.py"
 CALLER = """\
 from stepping import Stepper
 
@@ -64,7 +53,7 @@ def test_the_prefilter_is_strict_about_one_file_a_caller_that_never_mentions_an_
     mention an optimizer are read, so a script calling an imported training step is chosen when
     it says `optim` somewhere, and not otherwise. Here the loop never clears: ZG001 either way
     without the prefilter, with it only once the caller mentions one."""
-    sources = {"stepping.py": STEPPING.encode(), "train.py": CALLER.encode()}
+    sources = {"stepping.py": STEPPING.read_bytes(), "train.py": CALLER.encode()}
     fast, thorough = both(sources)
     assert [f.code for f in thorough["train.py"]] == ["ZG001"] and fast["train.py"] == []
     sources["train.py"] = CALLER.replace("stepper = Stepper(model)", "stepper = Stepper(model)  # builds its optimizer").encode()
