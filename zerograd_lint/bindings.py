@@ -412,12 +412,31 @@ class Resolver:
         cls = self.instance_class(key[:1])
         if cls is None:
             return []
+        made = self._made_by(key[:1], cls)
         values = []
         for klass in self.class_chain(cls):
             for binding, method_scope in klass.self_attrs.get(key[1], []):
                 subst = {method_scope.self_name: [key[:1]]} if method_scope.self_name else {}
+                if made is not None and method_scope is made[0]:
+                    subst = {**made[1], **subst}
                 values.append((binding, Frame(method_scope, subst, cls=cls)))  # `self` is this instance
         return values
+
+    def _made_by(self, key: Key, cls: Scope) -> tuple[Scope, dict[str, list[Key]]] | None:
+        """The `__init__` that made the object `key` (`stepper = Stepper(model)`), with its
+        parameters bound to what the call passed: an optimizer it builds from a parameter
+        (`SGD(model.parameters())`) is then linked to the caller's model."""
+        found = self.method(cls, "__init__")
+        if found is None:
+            return None
+        for binding, frame in self._values.get(key, []):
+            if isinstance(binding.value, cst.Call) and not binding.path:
+                name = dotted_name(binding.value.func)
+                if name and self.klass(name, frame.scope) is cls:
+                    arguments = bind_arguments(binding.value, found[1], skip_first=True)
+                    subst = {param: keys for param, value in arguments.items() if (keys := self.keys(value, frame))}
+                    return self.scope_of(found[1]), subst
+        return None
 
     def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
         """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`
