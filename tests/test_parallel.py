@@ -199,6 +199,31 @@ def test_a_helper_does_its_jobs_in_order_elsewhere() -> None:
         assert [job.result() for job in reversed(jobs)] == [(9, False), (4, False), (1, False)]
 
 
+def _sleep(_context: object, seconds: float) -> None:
+    time.sleep(seconds)
+
+
+@needs_fork
+def test_work_dealt_goes_to_the_helper_with_nothing_left_to_do() -> None:
+    """`parallel.deal`: a helper still at its own job gets nothing more; the other does it all."""
+    with parallel.Team(None) as team:
+        busy, free = team.helper(0), team.helper(1)
+        own = busy.submit(_sleep, 1.0)
+        jobs = parallel.deal([busy, free], _square, [(n,) for n in range(6)], busy=[own])
+        assert [job.helper for job in jobs] == [free] * 6
+        assert [job.result() for job in jobs] == [(n * n, False) for n in range(6)]
+
+
+@needs_fork
+def test_work_dealt_to_a_helper_gone_is_done_here() -> None:
+    with parallel.Team(None) as team:
+        gone, free = team.helper(0), team.helper(1)
+        killed = gone.submit(_dies_in_a_helper, 0)
+        jobs = parallel.deal([gone, free], _square, [(n,) for n in range(4)], busy=[killed])
+        assert sorted(job.result()[0] for job in jobs) == [0, 1, 4, 9]
+        assert killed.result() == 0
+
+
 def _fails_in_a_helper(_context: object, n: int) -> int:
     if os.getpid() != PARENT:
         raise ValueError("only in a helper")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from zerograd_lint import parallel, rules
@@ -40,14 +40,18 @@ class Part:
 
 
 def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
-                 team: parallel.Team | None = None) -> list[rules.Raw]:
-    """The raw findings of the plan; files that cannot be analysed go to `errors`."""
+                 team: parallel.Team | None = None,
+                 afterwards: Callable[[list[parallel.Job]], object] | None = None) -> list[rules.Raw]:
+    """The raw findings of the plan; files that cannot be analysed go to `errors`. With helpers,
+    `afterwards` is given their analysis jobs, once under way, to give them more work beside."""
     helpers = team.helpers if team is not None else []
     if helpers:
         shares = parallel.shares(_work(plan, parallel.WORKERS), parallel.WORKERS)
         parts_data = _Pickled((_slim(plan.surveys), plan.connected, plan.cut_already, plan.kept_methods))
         jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
                 for helper, share in zip(helpers, shares)]
+        if afterwards is not None:
+            afterwards(jobs)
         parts = [job.result() for job in jobs]
         parts += [_analyse(plan, words, errors, share) for share in shares[len(helpers):]]
     else:

@@ -65,6 +65,31 @@ def shares(sizes: dict[K, int], workers: int, weights: tuple[float, ...] | None 
     return [sorted(share) for share in out if share]
 
 
+def deal(helpers: list[Helper], work: Callable[..., R], arguments: list[tuple], busy: list[Job] = ()) -> list[Job[R]]:
+    """`work(context, *args)` for each of `arguments`, given out one at a time, in order, to
+    whichever helper has nothing left to do (its `busy` jobs done too), so that the helper whose
+    own work ends first does more of it. Returns the jobs once all are given out; waits for that."""
+    undone = {id(helper): [job for job in busy if job.helper is helper] for helper in helpers}
+    todo = deque(arguments)
+    given: list[Job[R]] = []
+    while todo:
+        idle = [helper for helper in helpers if all(helper.ready(job) for job in undone[id(helper)])]
+        if not idle:
+            _wait_any([job for jobs in undone.values() for job in jobs])
+        for helper in idle:
+            if todo:
+                given.append(helper.submit(work, *todo.popleft()))
+                undone[id(helper)] = [given[-1]]
+    return given
+
+
+def _wait_any(jobs: list[Job]) -> None:
+    """Wait until something comes from a helper at one of `jobs` (or one is gone)."""
+    waiting = {job.helper._results for job in jobs if job.helper.alive}
+    if waiting:
+        select.select(list(waiting), [], [])
+
+
 def keep(value: object) -> None:
     """In a helper, keep `value` alive until the helper is stopped: freeing a job's objects one by
     one (the CSTs of an analysis: a tenth of a second) helps no one in a process about to be killed.

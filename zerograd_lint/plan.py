@@ -5,7 +5,7 @@ analysing (`connect`). A run whose files hold no such function ends here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -118,18 +118,15 @@ def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Su
 
 
 def plan(texts: Mapping[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
-         begun: list[Job] = (), team: Team | None = None, meanwhile: Callable[[], object] | None = None) -> Plan | None:
+         begun: list[Job] = (), team: Team | None = None) -> Plan | None:
     """The plan for `texts`, or None when no function is worth analysing. Files `ast` cannot read
     go to `errors`. `begun`: see `survey.survey_all`. A `team`'s helpers look at some of the files,
-    then `prepare` for the analysis (and do what `meanwhile` gives them) while this process
-    connects."""
+    then `prepare` for the analysis while this process connects."""
     surveys = {}
     helpers = (lambda: team.helpers or [team.helper(0)]) if team is not None else None
     looked_at = survey_all(texts, words, begun, helpers)
     if team is not None:
         team.each(prepare)
-    if meanwhile is not None:
-        meanwhile()
     for path, found in looked_at.items():
         if isinstance(found, Unparsable):
             errors[path] = SourceError(path, found.reason)
