@@ -100,6 +100,9 @@ def _parts(path: str) -> tuple[str, ...]:
     return parts[:-1] if parts and parts[-1] == "__init__" else parts
 
 
+_folder = functools.lru_cache(maxsize=None)(os.path.dirname)  # asked for each import of each module
+
+
 @functools.lru_cache(maxsize=None)
 def _folder_parts(path: str) -> tuple[str, ...]:
     return Path(path).parent.parts
@@ -152,7 +155,7 @@ class Project:
         Absolute names are matched against the end of the files' paths, so namespace packages
         (folders without `__init__.py`) and folders put on `sys.path` both work; the match closest
         to the importer wins."""
-        memo = (dotted, os.path.dirname(importer.path), len(self.broken))  # `broken` only grows
+        memo = (dotted, _folder(importer.path), len(self.broken))  # `broken` only grows
         if memo not in self._found:
             self._found[memo] = self._find(dotted, importer)
         return self._found[memo]

@@ -366,10 +366,12 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             importers.setdefault(target, set()).add(path)
     calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
     loop_calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    own_functions = {path: _named_in(path, module.functions_named) for path, module in modules.items()}
+    own_methods = {path: _named_in(path, module.methods_named) for path, module in modules.items()}
     for path, module in modules.items():
         near = {path} | imports.get(path, set())
-        functions = _named(modules, near, "functions_named")  # what `f(...)` and `x.f(...)` can reach
-        methods = _named(modules, near | importers.get(path, set()), "methods_named")  # `x.f(...)` too
+        functions = _named(own_functions, near)  # what `f(...)` and `x.f(...)` can reach
+        methods = _named(own_methods, near | importers.get(path, set()))  # `x.f(...)` too
         for line, function in module.functions.items():
             calls[(path, line)] = _callees(function, functions, methods)
             if function.in_loops is not None:
@@ -433,12 +435,22 @@ def _by_module(functions: set[tuple[str, int]]) -> dict[str, set[int]]:
     return out
 
 
-def _named(modules: Mapping[str, ModuleSurvey], paths: set[str], kind: str) -> dict[str, list[tuple[str, int]]]:
-    """The functions (or methods) of these modules by name."""
+def _named_in(path: str, named: dict[str, list[int]]) -> dict[str, list[tuple[str, int]]]:
+    """The functions (or methods) of one module by name, each as (path, `def` line)."""
+    return {name: [(path, line) for line in lines] for name, lines in named.items()}
+
+
+def _named(own: Mapping[str, dict[str, list[tuple[str, int]]]], paths: set[str]) -> dict[str, list[tuple[str, int]]]:
+    """The functions (or methods) of these modules by name (`own`: each module's, `_named_in`)."""
+    if len(paths) == 1:
+        return own[next(iter(paths))]
     out: dict[str, list[tuple[str, int]]] = {}
     for path in paths:
-        for name, lines in getattr(modules[path], kind).items():
-            out.setdefault(name, []).extend((path, line) for line in lines)
+        for name, found in own[path].items():
+            if name in out:
+                out[name] = out[name] + found
+            else:
+                out[name] = found
     return out
 
 
