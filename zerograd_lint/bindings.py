@@ -51,6 +51,16 @@ class Info:
     reevaluates_closure: bool = False  # LBFGS calls step()'s closure several times per step
 
 
+@dataclass(frozen=True)
+class _Made:
+    """How an object of a project class was made: the `__init__` that ran, if the call is known,
+    and its parameters bound to the call's arguments (their keys in the caller)."""
+
+    cls: Scope
+    init: Scope | None
+    arguments: dict[str, list[Key]]
+
+
 @dataclass(eq=False)
 class Frame:
     """One active function: its scope, its parameters bound to the caller's keys, and `self`."""
@@ -111,7 +121,7 @@ class Resolver:
         self.wanted = lambda module, name: True
         self._values: dict[Key, list[tuple[Binding, Frame]]] = {}
         self._info: dict[Key, Info] = {}
-        self._instance: dict[Key, Scope | None] = {}
+        self._instance: dict[Key, _Made | None] = {}
         self._bare: dict[Scope, Frame] = {}
         self._memo: dict[tuple[Frame, str], list[Key]] = {}
 
@@ -354,21 +364,40 @@ class Resolver:
 
     def instance_class(self, key: Key) -> Scope | None:
         """The class defined in the project whose instance `key` is, if any."""
+        made = self._made(key)
+        return made.cls if made is not None else None
+
+    def _made(self, key: Key) -> _Made | None:
+        """The class defined in the project whose instance `key` is, and where the code shows the
+        call that made it (`stepper = Stepper(model)`), that call's arguments to its `__init__`."""
         if key in self._instance:
             return self._instance[key]
         self._instance[key] = None
         result = None
         if len(key) == 1 and key[0].endswith(".self"):
-            result = self._classes.get(key[0].removesuffix(".self"))
+            cls = self._classes.get(key[0].removesuffix(".self"))
+            result = _Made(cls, None, {}) if cls is not None else None
         else:
             for binding, frame in self._values.get(key, []):
                 if isinstance(binding.value, cst.Call) and not binding.path:
                     name = dotted_name(binding.value.func)
-                    result = self.klass(name, frame.scope) if name else None
-                    if result:
+                    cls = self.klass(name, frame.scope) if name else None
+                    if cls is not None:
+                        result = self._made_by(cls, binding.value, frame)
                         break
         self._instance[key] = result
         return result
+
+    def _made_by(self, cls: Scope, call: cst.Call, frame: Frame) -> _Made:
+        """An object of `cls` made by `call`: the `__init__` it runs has its parameters bound to
+        what the call passed, so that an optimizer built there from one (`SGD(model.parameters())`)
+        is linked to the caller's model."""
+        found = self.method(cls, "__init__")
+        if found is None:
+            return _Made(cls, None, {})
+        arguments = bind_arguments(call, found[1], skip_first=True)
+        subst = {param: keys for param, value in arguments.items() if (keys := self.keys(value, frame))}
+        return _Made(cls, self.scope_of(found[1]), subst)
 
     def class_chain(self, cls: Scope) -> list[Scope]:
         """The class and its bases defined in the project, in method resolution order."""
@@ -409,34 +438,17 @@ class Resolver:
             return self._configured_optimizers(key)
         if len(key) != 2:
             return []
-        cls = self.instance_class(key[:1])
-        if cls is None:
+        made = self._made(key[:1])
+        if made is None:
             return []
-        made = self._made_by(key[:1], cls)
         values = []
-        for klass in self.class_chain(cls):
+        for klass in self.class_chain(made.cls):
             for binding, method_scope in klass.self_attrs.get(key[1], []):
                 subst = {method_scope.self_name: [key[:1]]} if method_scope.self_name else {}
-                if made is not None and method_scope is made[0]:
-                    subst = {**made[1], **subst}
-                values.append((binding, Frame(method_scope, subst, cls=cls)))  # `self` is this instance
+                if method_scope is made.init:
+                    subst = {**made.arguments, **subst}
+                values.append((binding, Frame(method_scope, subst, cls=made.cls)))  # `self` is this instance
         return values
-
-    def _made_by(self, key: Key, cls: Scope) -> tuple[Scope, dict[str, list[Key]]] | None:
-        """The `__init__` that made the object `key` (`stepper = Stepper(model)`), with its
-        parameters bound to what the call passed: an optimizer it builds from a parameter
-        (`SGD(model.parameters())`) is then linked to the caller's model."""
-        found = self.method(cls, "__init__")
-        if found is None:
-            return None
-        for binding, frame in self._values.get(key, []):
-            if isinstance(binding.value, cst.Call) and not binding.path:
-                name = dotted_name(binding.value.func)
-                if name and self.klass(name, frame.scope) is cls:
-                    arguments = bind_arguments(binding.value, found[1], skip_first=True)
-                    subst = {param: keys for param, value in arguments.items() if (keys := self.keys(value, frame))}
-                    return self.scope_of(found[1]), subst
-        return None
 
     def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
         """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`

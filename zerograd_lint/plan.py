@@ -59,11 +59,16 @@ class Plan:
         the shares are sized by it before the module is parsed."""
         if path not in self._sparse:
             found, survey = self.connected[path], self.surveys[path]
-            preparing = {line for line, function in survey.functions.items() if function.prepares}
             analysed = self.exhaustive or MODULE in found.roots
-            keep = found.needed | preparing | self.kept_methods.get(path, frozenset())
+            keep = _functions_kept(survey, found) | self.kept_methods.get(path, frozenset())
             self._sparse[path] = sparse_text(self.texts[path], survey.outline, keep, analysed)
         return self._sparse[path]
+
+
+def _functions_kept(survey: ModuleSurvey, found: Survey) -> frozenset[int]:
+    """The `def` lines of a module's functions whose bodies LibCST gets: those the analysis can
+    reach, and those that prepare (what they return is known to be Accelerate's)."""
+    return found.needed | {line for line, function in survey.functions.items() if function.prepares}
 
 
 def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Survey]) -> dict[str, frozenset[int]]:
@@ -79,10 +84,7 @@ def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Su
 
     The others are emptied like any function that cannot matter: in a large test module, the
     `__init__` of a hundred model classes no training loop makes were a third of what LibCST parsed."""
-    keep = {
-        path: connected[path].needed | {line for line, function in found.functions.items() if function.prepares}
-        for path, found in surveys.items() if path in connected
-    }
+    keep = {path: _functions_kept(found, connected[path]) for path, found in surveys.items() if path in connected}
     classes = [(path, klass) for path in keep for klass in surveys[path].outline.classes]
     called: set[str] = set()
     for path, lines in keep.items():
