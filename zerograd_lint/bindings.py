@@ -40,6 +40,8 @@ _WRAPPERS = frozenset(
     {"DDP", "DistributedDataParallel", "DataParallel", "FSDP", "FullyShardedDataParallel",
      "compile", "to", "cuda", "cpu", "half", "float", "bfloat16", "unwrap_model", "fully_shard"}
 )
+# Calls that make a new object with parameters of its own, not an alias of their argument.
+_COPIES = frozenset({"deepcopy", "copy", "clone"})
 _MAX_DEPTH = 12
 
 
@@ -639,6 +641,8 @@ class Resolver:
         if isinstance(expr, cst.Call):
             if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("parameters", "named_parameters"):
                 return set(self.keys(expr.func.value, frame))
+            if (dotted_name(expr.func) or "").rsplit(".", 1)[-1] in _COPIES:
+                return set()  # `copy.deepcopy(model)`, `model.clone()`: a new object, its own parameters
             out: set[Key] = set()
             for arg in expr.args:
                 out |= self.link_roots(arg.value, frame, depth + 1)

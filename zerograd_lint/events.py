@@ -12,7 +12,8 @@ Operations:
     CLEAR          clears the optimizers named by `keys`
     CLEAR_MODELS   clears the parameters of the modules/tensors named by `keys`
     OVERWRITE      replaces .grad of the parameters named by `keys` (`p.grad = g`, `p.grad.copy_(g)`)
-    MAY_CLEAR      an unresolved call that can reach the objects named by `keys`
+    MAY_CLEAR      a call the analysis cannot see into, given the optimizers (or the objects
+                   holding them) named by `keys`: it may clear them (weakly, see `_unseen`)
     REBIND         names bound to new objects: a new model or tensor starts with no `.grad`
 A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("params",) + root`.
 """
@@ -26,7 +27,7 @@ import libcst as cst
 
 from zerograd_lint import vocabulary, walk
 from zerograd_lint.bindings import (
-    ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, param_root,
+    ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, last_name, param_root,
 )
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
@@ -181,6 +182,10 @@ class Classifier:
         keys = r.keys(recv, frame)
         kind = self.kind(keys) if keys else None
         if method == "step":
+            if kind not in (OPTIMIZER, ENGINE, SCALER):  # `self.step(x, y)`: a method of the project
+                inline = self._inline_method(call, recv, method, keys, frame)
+                if inline is not None:
+                    return [inline]
             return self._step(call, keys, kind, frame)
         if method == "zero_grad":
             if kind in (OPTIMIZER, ENGINE):
@@ -211,7 +216,9 @@ class Classifier:
         if keys and self._is_attribute_object(recv, method, frame):
             called = self._call_method(call, func, frame)
             return [called] if called is not None else []  # `self.model(x)`: a forward pass
-        return [Event(MAY_CLEAR, tuple(keys) + self._arg_keys(call, frame))]
+        if vocabulary.reads_as_model(method) and not vocabulary.says_clears(method):
+            return []  # `self.net(x)`, `critic.net(fake)`: a module attribute called, its forward
+        return self._unseen(call, method, keys, frame)
 
     def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
         full = f"{qualified}.{method}"
@@ -225,7 +232,7 @@ class Classifier:
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or vocabulary.is_harmless_function(method):
             return []
-        return [Event(MAY_CLEAR, self._arg_keys(call, frame))]
+        return self._unseen(call, method, [], frame)
 
     def _step(self, call: cst.Call, keys: list[Key], kind: str | None, frame: Frame) -> list[Action]:
         if kind == ENGINE:
@@ -293,7 +300,45 @@ class Classifier:
             return []
         if bound is not None and name in frame.locals:
             return []
-        return [Event(MAY_CLEAR, self._arg_keys(call, frame))]
+        return self._unseen(call, name, [], frame)
+
+    def _unseen(self, call: cst.Call, name: str, receiver: list[Key], frame: Frame) -> list[Action]:
+        """A call whose body the analysis cannot see (rules.md, "Calls whose body the analysis
+        cannot see"). Most such calls are forward passes, losses, metrics and logging, so it is a
+        clear only where something says so:
+
+        - its name says it clears (`reset_grads(model)`, `self.clear_grad()`): a clear of what it
+          is given, for certain;
+        - its name says it is harmless (`adjust_learning_rate(opt)`, `log_metrics(...)`): nothing;
+        - it is given an optimizer, or is a method of an object that may hold one, or is given such
+          an object (`train_step(model, optimizer)`, `self.trainer_step()`): it *may* clear them
+          (MAY_CLEAR: cures staleness, never causes a ZG002 or ZG003);
+        - otherwise (given a model, its parameters, tensors computed from it): nothing.
+        """
+        r = self.resolver
+        if vocabulary.says_clears(name):
+            targets = [a.value for a in call.args]
+            keys = list(receiver) + [k for t in targets for k in r.keys(t, frame)]
+            optimizers = tuple(k for k in keys if r.info(k).kind == OPTIMIZER)
+            if optimizers:
+                return [Event(CLEAR, optimizers)]
+            return [Event(CLEAR_MODELS, tuple(dict.fromkeys(param_root(k) for k in keys)))] if keys else []
+        if vocabulary.says_harmless(name) or name in self.words.harmless:
+            return []
+        given = [k for k in self._arg_keys(call, frame) if self._may_hold_optimizer(k)]
+        reached = tuple(dict.fromkeys(list(receiver) + given))
+        return [Event(MAY_CLEAR, reached)] if reached else []
+
+    def _may_hold_optimizer(self, key: Key) -> bool:
+        """An argument that is an optimizer, or an object that may hold one (`self`, `trainer`),
+        as opposed to a model, its parameters or a tensor: a function given those never clears."""
+        kind = self.resolver.info(key).kind
+        if kind == OPTIMIZER:
+            return True
+        if kind in (SCHEDULER, SCALER, ENV, ACCELERATOR, ENGINE):
+            return False
+        name = last_name(key)
+        return not vocabulary.reads_as_model(name) and not name.endswith("()")
 
     def _inline_method(self, call: cst.Call, recv, method: str, keys: list[Key], frame: Frame) -> Inline | None:
         r = self.resolver

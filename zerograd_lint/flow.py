@@ -160,13 +160,8 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             gone += [s for s in unknown if any(reads_as_model(last_name(k)) for k in event.keys)]
             if gone:
                 resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
-        elif event.op == ev.MAY_CLEAR:
-            reached = [
-                s for s in sets
-                if any(related(k, s) for k in event.keys)
-                or s in linked(event.keys)
-                or (s in unknown and any(reads_as_model(last_name(k)) for k in event.keys))
-            ]
+        elif event.op == ev.MAY_CLEAR:  # the optimizer itself, a part of it, or what holds it
+            reached = [s for s in sets if any(related(k, s) for k in event.keys)]
             if reached:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(reached))
     return resolved

@@ -37,13 +37,17 @@ class Vocabulary:
 
     Names are matched against the last component of a receiver or callee: `optimizers=("learner",)`
     makes `self.learner.step()` an optimizer step; `clears=("reset_grads",)` makes
-    `reset_grads(model)` clear the gradients of `model` (or of an optimizer passed to it).
+    `reset_grads(model)` clear the gradients of `model` (or of an optimizer passed to it);
+    `harmless=("sync_metrics",)` says that `sync_metrics(optimizer)`, a call the analysis cannot
+    see into, never clears (rules.md: a call given the optimizer may clear unless its name says
+    it is harmless).
     """
 
     optimizers: tuple[str, ...] = ()
     clears: tuple[str, ...] = ()
     steps: tuple[str, ...] = ()
     backwards: tuple[str, ...] = ()
+    harmless: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,26 @@ def _tokens(name: str) -> list[str]:
     return [t.lower() for t in _CAMEL.split(name) if t]
 
 
+# A call the analysis cannot see into clears only when its name says so (rules.md): it contains
+# `zero_grad`, or `zero`, `clear`, `reset` or `free` together with `grad`.
+_SAYS_CLEARS = re.compile(r"(?i)zero_?grad|(zero|clear|reset|free).*grad|grad.*(zero|clear|reset|free)")
+# Names that say a call given the optimizer leaves its gradients alone: learning rates, schedules,
+# logging, saving and loading.
+_SAYS_HARMLESS = re.compile(
+    r"(?i)(^|_)lr($|_)|learning_rate|schedul|^_*log|^_*save|^_*load|checkpoint|^state_dict$|^_*print|^_*(get|set)_lr"
+)
+
+
+def says_clears(name: str) -> bool:
+    """`reset_grads`, `zero_gradients`, `clear_grad`, `free_grads`, `zero_grad`."""
+    return bool(_SAYS_CLEARS.search(name))
+
+
+def says_harmless(name: str) -> bool:
+    """`adjust_learning_rate`, `update_lr`, `step_scheduler`, `log_metrics`, `save_checkpoint`, ..."""
+    return bool(_SAYS_HARMLESS.search(name)) or name in HARMLESS_METHODS or is_harmless_function(name)
+
+
 def reads_as_optimizer(name: str) -> bool:
     """`opt`, `optimizer`, `optimizer_g`, `d_opt`, `optD`, `g_optim`, `self.policy.optimizer`..."""
     if _NOT_OPTIMIZER_NAME.search(name):
