@@ -421,6 +421,12 @@ def _cross(tag: Tag | None, loop: int) -> Tag | None:
     return tag._replace(crossed=tag.crossed | {loop}) if tag is not None else None
 
 
+def observe(graph: Graph, resolved: dict[int, Resolved], attribution: dict[int, frozenset[Key]]) -> Observations:
+    """The states along every path, for events resolved and attributed (`--show-loops` asks again
+    with some clears left out)."""
+    return _Machine(graph, resolved, attribution).run()
+
+
 def analyse(graph: Graph, resolver: Resolver) -> Analysis:
     resolved = resolve_events(graph, resolver)
     attribution = attribute_backwards(graph, resolved)

@@ -220,7 +220,7 @@ def suppress(path: str, raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw
     kept: list[Raw] = []
     suppressed: list[Raw] = []
     for finding in raw:
-        marker = _suppressor(finding, markers)
+        marker = suppressor(finding, markers)
         if marker is None:
             kept.append(finding)
         else:
@@ -241,7 +241,8 @@ def suppress(path: str, raw: list[Raw], markers: list[Marker]) -> tuple[list[Raw
     return kept, suppressed
 
 
-def _suppressor(finding: Raw, markers: list[Marker]) -> Marker | None:
+def suppressor(finding: Raw, markers: list[Marker]) -> Marker | None:
+    """The marker that suppresses the finding, if any (`--show-loops` names it)."""
     for marker in markers:
         if marker.kind == "file" and (marker.codes is None or finding.code in marker.codes):
             return marker
