@@ -360,7 +360,10 @@ class Resolver:
         if dotted is None:
             return False
         head = dotted.split(".")[0]
-        return frame.scope.lookup_import(head) is not None and frame.scope.lookup(head) is None
+        if frame.scope.lookup_import(head) is None or frame.scope.lookup(head) is not None:
+            return False
+        imported = self.imported(head, frame)  # `from models import disc`: an object made there
+        return imported is None or imported[1] is None or imported[1] not in imported[0].root.bindings
 
     # ---------------------------------------------------------------- classes and instances
 

@@ -177,10 +177,11 @@ class Classifier:
             return [self._inline(call, function, scope, frame, None)]
         qualified = r.qualified(recv, frame)
         head = qualified.split(".")[0]
-        if head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame):
-            return self._module_function(call, qualified, method, frame)
         keys = r.keys(recv, frame)
         kind = self.kind(keys) if keys else None
+        imported_object = kind in (OPTIMIZER, ENGINE) and head != "torch"  # `disc.optim`, `disc` imported
+        if (head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame)) and not imported_object:
+            return self._module_function(call, qualified, method, frame)
         if method == "step":
             if kind not in (OPTIMIZER, ENGINE, SCALER):  # `self.step(x, y)`: a method of the project
                 inline = self._inline_method(call, recv, method, keys, frame)
