@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from zerograd_lint import parallel, rules, walk
+from zerograd_lint import parallel, rules, verdicts, walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.cfg import Builder
 from zerograd_lint.dispatch import Part, Roots
@@ -24,8 +24,10 @@ from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
 
-def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots]) -> Part:
-    """The analysis of the roots of `share` (by module), in a form that pickles."""
+def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots],
+                  loops: bool = False) -> Part:
+    """The analysis of the roots of `share` (by module), in a form that pickles; with `loops`,
+    also the loops it checked and their verdicts (`--show-loops`)."""
     surveys, project, connected = plan.surveys, plan.project, plan.connected
     resolver = Resolver(project, words)
     resolver.wanted = lambda module, name: (
@@ -73,7 +75,11 @@ def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
             for klass in _classes_of(scope, resolver, within if cls is not None else set()):
                 try:
                     graph = builder.build(node.body if scope.kind == "function" else node, Frame(scope, cls=klass), callback)
-                    part.per_root.append(((module.path, line), [_pickles(raw) for raw in rules.judge(analyse(graph, resolver))]))
+                    analysed = analyse(graph, resolver)
+                    raws = rules.judge(analysed)
+                    part.per_root.append(((module.path, line), [_pickles(raw) for raw in raws]))
+                    if loops:
+                        part.loops.append(((module.path, line), verdicts.checked(analysed, raws, resolver)))
                     part.inlined |= {_where(func, resolver) for func in builder.inlined}
                 except (TooComplex, GaveUp):
                     continue  # its callees keep their own findings

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from zerograd_lint import parallel, rules, select, survey, vocabulary
+from zerograd_lint import checked_loops, parallel, rules, select, survey, vocabulary
 from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
 from zerograd_lint.codes import RULES
@@ -48,6 +48,7 @@ _IMPORTS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
 class Result:
     findings: dict[str, list[Finding]] = field(default_factory=dict)
     errors: dict[str, SourceError] = field(default_factory=dict)
+    loops: list[checked_loops.CheckedLoop] = field(default_factory=list)  # asked for: the loops checked
 
 
 def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabulary = Vocabulary()) -> list[Finding]:
@@ -63,7 +64,7 @@ def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabul
 
 def check_project(
     sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
-    exhaustive: bool = False, team: parallel.Team | None = None,
+    exhaustive: bool = False, team: parallel.Team | None = None, loops: bool = False,
 ) -> Result:
     """Check modules together: a loop in one file calling a training step in another is followed.
     Files that cannot be checked are in `errors`; the others are still checked. With a `cache`,
@@ -71,7 +72,11 @@ def check_project(
     `exhaustive` turns the prefilter off (every file, function and loop analysed): only tests
     and investigations need it; the findings are the same, slower. `team`: helpers forked before
     the sources were read, whose context, the `Texts` of `sources` in every process, is this
-    run's (see `zerograd_lint.reading`); closed by the time this returns, as a team made here."""
+    run's (see `zerograd_lint.reading`); closed by the time this returns, as a team made here.
+    `loops`: also list the loops checked, with their verdicts (`Result.loops`); the cache is then
+    neither read nor written, since it keeps findings only."""
+    if loops:
+        cache = None
     whole = cache_key("all", sources, vocabulary) if cache is not None else ""
     if cache is not None and (hit := cache.get(whole)) is not None:
         return Result(*hit)
@@ -121,8 +126,9 @@ def check_project(
             result.findings.update(hit[0])
             result.errors.update(hit[1])
         else:
-            found = _check_chosen(chosen, vocabulary, exhaustive, helping, begun, look_for_markers)
+            found = _check_chosen(chosen, vocabulary, exhaustive, helping, begun, look_for_markers, loops)
             result.findings.update(found.findings)
+            result.loops = found.loops
             result.errors.update(found.errors)
             if cache is not None:
                 cache.put(part, found.findings, found.errors)
@@ -182,13 +188,14 @@ def _unused_markers_of_part(texts: Texts, index: int, count: int, skip: set[str]
 
 def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: bool = False,
                   team: parallel.Team | None = None, begun: list[parallel.Job] = (),
-                  afterwards: Callable[[list[parallel.Job]], object] | None = None) -> Result:
+                  afterwards: Callable[[list[parallel.Job]], object] | None = None, loops: bool = False) -> Result:
     result = Result()
     if not texts:
         return result
     raws: list[rules.Raw] = []
+    shown: list[checked_loops.CheckedLoop] | None = [] if loops else None
     try:
-        raws = _raws(texts, vocabulary, result.errors, exhaustive, team, begun, afterwards)
+        raws = _raws(texts, vocabulary, result.errors, exhaustive, team, begun, afterwards, shown)
     except RecursionError:  # a pathological module the first look let through
         for path in texts:
             result.errors.setdefault(path, SourceError(path, TOO_DEEP))
@@ -198,12 +205,15 @@ def _check_chosen(texts: dict[str, str], vocabulary: Vocabulary, exhaustive: boo
         mine = [raw for raw in raws if raw.path == path]
         kept = rules.suppress(path, mine, rules.scan_markers(text))[0] if mine else rules.unused_markers(path, text)
         result.findings[path] = sorted(_finding(path, raw) for raw in kept)
+    if shown:
+        result.loops = checked_loops.settled(shown, {p: t for p, t in texts.items() if p not in result.errors})
     return result
 
 
 def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, SourceError], exhaustive: bool,
           team: parallel.Team | None, begun: list[parallel.Job],
-          afterwards: Callable[[list[parallel.Job]], object] | None) -> list[rules.Raw]:
+          afterwards: Callable[[list[parallel.Job]], object] | None,
+          loops: list[checked_loops.CheckedLoop] | None = None) -> list[rules.Raw]:
     """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle collector
     is back: still referenced, they made its next passes walk them again and again as live
     objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""
@@ -211,7 +221,7 @@ def _raws(texts: dict[str, str], vocabulary: Vocabulary, errors: dict[str, Sourc
         planned = plan(texts, vocabulary, errors, exhaustive, begun, team)
         if planned is None:  # nothing worth analysing: LibCST is not even imported
             return []
-        raws = analyse_plan(planned, vocabulary, errors, team, afterwards)
+        raws = analyse_plan(planned, vocabulary, errors, team, afterwards, loops)
         del planned
     return raws
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from zerograd_lint import parallel, rules
+from zerograd_lint import checked_loops, parallel, rules
 from zerograd_lint.findings import SourceError
 from zerograd_lint.plan import Plan
 from zerograd_lint.settings import Vocabulary
@@ -37,48 +37,56 @@ class Part:
     per_root: list[tuple[tuple[str, int], list[rules.Raw]]]  # (path, `def` line or MODULE): raws
     inlined: set[tuple[str, int]]  # roots analysed within a caller that was analysed
     errors: dict[str, SourceError]
+    loops: list[tuple[tuple[str, int], list[checked_loops.CheckedLoop]]] = field(default_factory=list)  # if asked
 
 
 def analyse_plan(plan: Plan, words: Vocabulary, errors: dict[str, SourceError],
                  team: parallel.Team | None = None,
-                 afterwards: Callable[[list[parallel.Job]], object] | None = None) -> list[rules.Raw]:
+                 afterwards: Callable[[list[parallel.Job]], object] | None = None,
+                 loops: list[checked_loops.CheckedLoop] | None = None) -> list[rules.Raw]:
     """The raw findings of the plan; files that cannot be analysed go to `errors`. With helpers,
-    `afterwards` is given their analysis jobs, once under way, to give them more work beside."""
+    `afterwards` is given their analysis jobs, once under way, to give them more work beside.
+    Given `loops`, the loops checked are put there (`--show-loops`)."""
+    shown = loops is not None
     helpers = team.helpers if team is not None else []
     if helpers:
         shares = parallel.shares(_work(plan, parallel.WORKERS), parallel.WORKERS)
         parts_data = _Pickled((_slim(plan.surveys), plan.connected, plan.cut_already, plan.kept_methods))
-        jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share)
+        jobs = [helper.submit(analyse_share, parts_data, words, errors, plan.exhaustive, share, shown)
                 for helper, share in zip(helpers, shares)]
         if afterwards is not None:
             afterwards(jobs)
         parts = [job.result() for job in jobs]
-        parts += [_analyse(plan, words, errors, share) for share in shares[len(helpers):]]
+        parts += [_analyse(plan, words, errors, share, shown) for share in shares[len(helpers):]]
     else:
         work = _work(plan, parallel.WORKERS)
         many = sum(work.values()) >= PARALLEL_FROM and parallel.can_fork()
         shares = parallel.shares(work, parallel.WORKERS if many else 1)
         with parallel.Team(plan) as forked:  # forked now: the plan is inherited, not sent
-            jobs = [forked.helper(i).submit(_analyse, words, errors, share) for i, share in enumerate(shares[1:])]
-            parts = [_analyse(plan, words, errors, shares[0])] if shares else []
+            jobs = [forked.helper(i).submit(_analyse, words, errors, share, shown) for i, share in enumerate(shares[1:])]
+            parts = [_analyse(plan, words, errors, shares[0], shown)] if shares else []
             parts += [job.result() for job in jobs]
+    if loops is not None:
+        loops.extend(_loops_merged(parts))
     return _merged(parts, errors)
 
 
 def analyse_share(texts: Mapping[str, str], parts: _Pickled, words: Vocabulary, errors: dict[str, SourceError],
-                  exhaustive: bool, share: list[Roots]) -> Part:
+                  exhaustive: bool, share: list[Roots], loops: bool = False) -> Part:
     """A helper's job: the plan made again from its parts (its surveys, what `connect` made of
     them, the sparse texts this process made to size the shares, and the methods kept), and the
     analysis of `share`."""
     surveys, connected, cut, kept = parts.value
-    return _analyse(Plan.of(texts, surveys, connected, exhaustive, cut=cut, kept_methods=kept), words, errors, share)
+    plan = Plan.of(texts, surveys, connected, exhaustive, cut=cut, kept_methods=kept)
+    return _analyse(plan, words, errors, share, loops)
 
 
-def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots]) -> Part:
+def _analyse(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots],
+             loops: bool = False) -> Part:
     from zerograd_lint.analysis import analyse_share
 
     parallel.keep(plan)  # and the CSTs it holds, in a helper
-    return analyse_share(plan, words, dict(errors), share)
+    return analyse_share(plan, words, dict(errors), share, loops)
 
 
 def _slim(surveys: dict[str, ModuleSurvey]) -> dict[str, ModuleSurvey]:
@@ -126,6 +134,15 @@ def _merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw
         for path, error in part.errors.items():
             errors.setdefault(path, error)
     return list(unique.values())
+
+
+def _loops_merged(parts: list[Part]) -> list[checked_loops.CheckedLoop]:
+    """The loops checked, shown where their findings are: a root inlined by a caller is left out
+    (its loops are among the caller's), as in `_merged`."""
+    inlined = set().union(*(part.inlined for part in parts))
+    return checked_loops.merged([
+        loop for part in parts for root, found in part.loops if root not in inlined for loop in found
+    ])
 
 
 class _Pickled:

@@ -1,0 +1,251 @@
+"""What `--show-loops` reports: every training loop (and per-batch callback) the analysis checked,
+and for each gradient set stepped there what decided it, a finding or what makes it quiet.
+
+The verdicts are made where the analysis runs (`zerograd_lint.verdicts`, in whichever process
+analysed the loop), pickled like raw findings, merged once every part is in (a root inlined by a
+caller is dropped, its loops shown in the caller's analysis, as its findings are), then settled
+here: a finding suppressed by a marker says which, one the settings do not report says so. No
+LibCST in this module: it unpickles anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+from zerograd_lint import rules
+from zerograd_lint.findings import Finding
+from zerograd_lint.sites import Loop, Site
+
+if TYPE_CHECKING:
+    from zerograd_lint.notebook import Index
+    from zerograd_lint.settings import Settings
+
+# What a gradient set's verdict is. A finding, reported or not:
+FINDING = "finding"  # reported
+SUPPRESSED = "suppressed"  # by a `# noqa` or `# zerograd-lint: noqa` marker
+ACCUMULATES = "accumulates"  # a ZG001 the loop's `# zerograd: accumulate` marker says is on purpose
+NOT_SELECTED = "not-selected"  # a code the settings do not report (--select, --ignore, per-file-ignores)
+# Quiet, because of what the analysis saw:
+CLEARED = "cleared"  # a clear of the set runs in the loop
+STEPPED_AND_CLEARED = "stepped-and-cleared"  # one call steps and clears (DeepSpeed engine, mmengine)
+NO_BACKWARD = "no-backward"  # no backward reaches its step: nothing is applied twice
+NEVER_STALE = "never-stale"  # no path repeats its step on gradients it applied (the loop ends after it)
+# Quiet, because of an assumption:
+MAY_BE_CLEARED = "may-be-cleared"  # only a call the analysis cannot see into, which may clear
+# A loop with a backward and no step of any set (gradient inspection, an inner accumulation loop):
+NO_STEP = "no-step"
+
+QUIET = frozenset({CLEARED, STEPPED_AND_CLEARED, NO_BACKWARD, NEVER_STALE, MAY_BE_CLEARED})
+
+# The role of a call in a verdict: what it does for the set.
+CLEAR = "clear"  # clears it for certain
+ASSUMED_CLEAR = "assumed clear"  # clears a model taken to be the set's: the only set, built from what is unknown
+REPLACE = "replace"  # overwrites its `.grad` (`p.grad = g`)
+RENEW = "renew"  # binds a new model or tensor: it has no `.grad` yet
+STEP_AND_CLEAR = "step and clear"
+MAY_CLEAR = "may clear"
+STEP = "step"
+BACKWARD = "backward"
+FEEDS = "feeds"  # a step (in another loop) that applies what the loop's backward accumulated
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One gradient set's verdict at a loop. `subject` is the code naming the set (`self.optimizer`,
+    `opt_d`), empty for NO_STEP; `calls` what made the verdict, each with its role. A finding has
+    its code and message, and, suppressed, the marker's text and line."""
+
+    kind: str
+    subject: str = ""
+    calls: tuple[tuple[str, Site], ...] = ()
+    code: str = ""
+    message: str = ""
+    marker: str = ""
+    marker_line: int = 0
+
+    @property
+    def finding(self) -> bool:
+        return bool(self.code)
+
+
+@dataclass(frozen=True)
+class CheckedLoop:
+    """A loop the analysis checked. `line` and `column` are 1-based, at the keyword (`for`,
+    `while`, the `def` of a per-batch callback, or the call of a `step(closure)` outside any loop);
+    `function` names a callback. In a notebook, `cell` is the cell, and `line` counts in it."""
+
+    path: str
+    line: int
+    column: int
+    keyword: str
+    function: str
+    verdicts: tuple[Verdict, ...]
+    cell: int | None = None
+
+    def _order(self) -> tuple:
+        return self.path, self.cell or 0, self.line, self.column
+
+
+def merged(loops: list[CheckedLoop]) -> list[CheckedLoop]:
+    """One loop for each position: the verdicts of every context it was analysed in (a callee's loop
+    inlined at two call sites, a base class's method for each subclass), each said once. A set with
+    a finding in one context shows its findings only."""
+    by_place: dict[tuple[str, int, int], list[CheckedLoop]] = {}
+    for loop in loops:
+        by_place.setdefault((loop.path, loop.line, loop.column), []).append(loop)
+    out = []
+    for same in by_place.values():
+        verdicts = list(dict.fromkeys(v for loop in same for v in loop.verdicts))
+        found = {v.subject for v in verdicts if v.finding}
+        verdicts = [v for v in verdicts if v.finding or v.subject not in found]
+        keyword = next((l.keyword for l in same if l.keyword != "step"), same[0].keyword)
+        function = next((l.function for l in same if l.function), "")
+        out.append(replace(same[0], keyword=keyword, function=function, verdicts=tuple(verdicts)))
+    return sorted(out, key=CheckedLoop._order)
+
+
+def settled(loops: list[CheckedLoop], texts: dict[str, str]) -> list[CheckedLoop]:
+    """The loops of the files among `texts`, their findings settled by the markers of those files:
+    suppressed (which marker), accumulating on purpose, or reported."""
+    markers: dict[str, list[rules.Marker]] = {}
+    out = []
+    for loop in loops:
+        if loop.path not in texts:
+            continue
+        if loop.path not in markers:
+            markers[loop.path] = rules.scan_markers(texts[loop.path])
+        out.append(replace(loop, verdicts=tuple(_settled(v, loop, markers[loop.path]) for v in loop.verdicts)))
+    return out
+
+
+def _settled(verdict: Verdict, loop: CheckedLoop, markers: list[rules.Marker]) -> Verdict:
+    if verdict.kind != FINDING:
+        return verdict
+    at = Loop(0, loop.keyword, loop.path, loop.line, loop.column - 1, len(loop.keyword), None)
+    raw = rules.Raw(loop.path, verdict.code, loop.line, loop.column - 1, 0, verdict.message, at)
+    marker = rules.suppressor(raw, markers)
+    if marker is None:
+        return verdict
+    kind = ACCUMULATES if marker.kind == "accumulate" else SUPPRESSED
+    return replace(verdict, kind=kind, marker=marker.text, marker_line=marker.line)
+
+
+def selected(loops: list[CheckedLoop], settings: Settings) -> list[CheckedLoop]:
+    """The findings the settings do not report (`--ignore`, per-file-ignores) marked so."""
+    return [
+        replace(loop, verdicts=tuple(
+            replace(v, kind=NOT_SELECTED) if v.kind == FINDING and not settings.reports(loop.path, v.code) else v
+            for v in loop.verdicts
+        ))
+        for loop in loops
+    ]
+
+
+def placed(loop: CheckedLoop, index: Index) -> CheckedLoop:
+    """A loop of a notebook as the notebook shows it: its cell and line in the cell, and the lines
+    of the calls and markers its verdicts name in the same terms (as `Index.place` does findings)."""
+
+    def site(found: Site) -> Site:
+        if found.path != loop.path:
+            return found
+        cell, line = index.locate(found.line)
+        return _CellSite(found.path, line, found.column, found.text, found.subject, cell)
+
+    def verdict(v: Verdict) -> Verdict:
+        calls = tuple((role, site(s)) for role, s in v.calls)
+        message = _placed_message(v, index)
+        return replace(v, calls=calls, message=message)
+
+    cell, line = index.locate(loop.line)
+    return replace(loop, cell=cell, line=line, verdicts=tuple(verdict(v) for v in loop.verdicts))
+
+
+def _placed_message(verdict: Verdict, index: Index) -> str:
+    """A finding's message with the lines it names in cells, as `Index.place` makes it."""
+    if not verdict.message:
+        return verdict.message
+    finding = Finding("", 1, 1, verdict.code, verdict.message, name="", end_line=1, end_column=1)
+    return index.place(finding).message
+
+
+class _CellSite(Site):
+    """A call in a notebook: its line counts in its cell."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, path: str, line: int, column: int, text: str, subject: str, cell: int) -> None:
+        super().__init__(path, line, column, text, subject)
+        self.cell = cell
+
+    def __reduce__(self) -> tuple:
+        return _CellSite, (*self._key(), self.cell)
+
+
+# ------------------------------------------------------------------------- words
+
+
+def calls_text(calls: list[Site], here: str) -> str:
+    """`opt.zero_grad() (line 14)`, `net.zero_grad() (engine.py line 5)`, in a notebook
+    `(cell 3, line 2)`; one call made in several places once: `optimizer.zero_grad() (lines 14, 17)`."""
+    lines: dict[tuple[str, str, int | None], list[int]] = {}
+    for site in calls:
+        found = lines.setdefault((site.text, site.path, getattr(site, "cell", None)), [])
+        if site.line not in found:
+            found.append(site.line)
+    shown = []
+    for (text, path, cell), numbers in lines.items():
+        where = f"cell {cell}, " if cell is not None else "" if path == here else f"{PurePath(path).name} "
+        which = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {', '.join(map(str, numbers))}"
+        shown.append(f"{text} ({where}{which})")
+    return ", ".join(shown)
+
+
+def describe(verdict: Verdict, here: str) -> str:
+    """What the verdict says, after the set's name: `ok, cleared by optimizer.zero_grad() (line 14)`.
+    `here`: the loop's file (calls elsewhere name theirs)."""
+
+    def calls(*roles: str) -> str:
+        return calls_text([site for role, site in verdict.calls if role in roles], here)
+
+    kind = verdict.kind
+    marker = f"{verdict.marker} (line {verdict.marker_line})"
+    if kind == FINDING:
+        return verdict.code
+    if kind == SUPPRESSED:
+        return f"{verdict.code} suppressed by {marker}"
+    if kind == ACCUMULATES:
+        return f"accumulates on purpose, {marker}"
+    if kind == NOT_SELECTED:
+        return f"{verdict.code} not reported (--select, --ignore or per-file-ignores)"
+    if kind == STEPPED_AND_CLEARED:
+        return f"ok, stepped and cleared by {calls(STEP_AND_CLEAR)}"
+    if kind == MAY_BE_CLEARED:
+        return f"ok, may be cleared by {calls(MAY_CLEAR)}"
+    if kind == NO_BACKWARD:
+        return f"ok, no backward reaches {calls(STEP)}"
+    if kind == NEVER_STALE:
+        return f"ok, {calls(STEP)} never meets gradients it applied already"
+    if kind == NO_STEP:
+        backward, feeds = calls(BACKWARD), calls(FEEDS)
+        return f"{backward} accumulates for {feeds}" if feeds else f"{backward}, and no step applies it"
+    parts = []
+    if cleared := calls(CLEAR, STEP_AND_CLEAR):
+        parts.append(f"cleared by {cleared}")
+    if assumed := calls(ASSUMED_CLEAR):
+        parts.append(f"cleared by {assumed}, assumed to hold {verdict.subject}'s parameters")
+    if replaced := calls(REPLACE):
+        parts.append(f"gradients replaced by {replaced}")
+    if renewed := calls(RENEW):
+        parts.append(f"made anew by {renewed}")
+    return "ok, " + "; ".join(parts)
+
+
+def verdicts_text(loop: CheckedLoop) -> str:
+    """The loop's verdicts, a set at a time: `opt_d: ok, cleared by netD.zero_grad() (line 41); opt_g: ZG001`."""
+    by_subject: dict[str, list[str]] = {}
+    for verdict in loop.verdicts:
+        name = verdict.subject if verdict.kind != NO_STEP else "no step in this loop"
+        by_subject.setdefault(name, []).append(describe(verdict, loop.path))
+    return "; ".join(f"{name}: {' and '.join(said)}" for name, said in by_subject.items())
