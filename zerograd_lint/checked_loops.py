@@ -10,6 +10,7 @@ LibCST in this module: it unpickles anywhere.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -54,16 +55,16 @@ FEEDS = "feeds"  # a step (in another loop) that applies what the loop's backwar
 @dataclass(frozen=True)
 class Verdict:
     """One gradient set's verdict at a loop. `subject` is the code naming the set (`self.optimizer`,
-    `opt_d`), empty for NO_STEP; `calls` what made the verdict, each with its role. A finding has
-    its code and message, and, suppressed, the marker's text and line."""
+    `opt_d`), empty for NO_STEP; `calls` what made the verdict, each with its role (for a finding,
+    the calls its message names). A finding has its code and message, and, suppressed, the marker
+    (where it is, and its text)."""
 
     kind: str
     subject: str = ""
     calls: tuple[tuple[str, Site], ...] = ()
     code: str = ""
     message: str = ""
-    marker: str = ""
-    marker_line: int = 0
+    marker: Site | None = None
 
     @property
     def finding(self) -> bool:
@@ -84,7 +85,7 @@ class CheckedLoop:
     verdicts: tuple[Verdict, ...]
     cell: int | None = None
 
-    def _order(self) -> tuple:
+    def order(self) -> tuple:
         return self.path, self.cell or 0, self.line, self.column
 
 
@@ -103,7 +104,7 @@ def merged(loops: list[CheckedLoop]) -> list[CheckedLoop]:
         keyword = next((l.keyword for l in same if l.keyword != "step"), same[0].keyword)
         function = next((l.function for l in same if l.function), "")
         out.append(replace(same[0], keyword=keyword, function=function, verdicts=tuple(verdicts)))
-    return sorted(out, key=CheckedLoop._order)
+    return sorted(out, key=CheckedLoop.order)
 
 
 def settled(loops: list[CheckedLoop], texts: dict[str, str]) -> list[CheckedLoop]:
@@ -129,18 +130,24 @@ def _settled(verdict: Verdict, loop: CheckedLoop, markers: list[rules.Marker]) -
     if marker is None:
         return verdict
     kind = ACCUMULATES if marker.kind == "accumulate" else SUPPRESSED
-    return replace(verdict, kind=kind, marker=marker.text, marker_line=marker.line)
+    return replace(verdict, kind=kind, marker=Site(loop.path, marker.line, marker.column, marker.text))
 
 
-def selected(loops: list[CheckedLoop], settings: Settings) -> list[CheckedLoop]:
-    """The findings the settings do not report (`--ignore`, per-file-ignores) marked so."""
-    return [
-        replace(loop, verdicts=tuple(
+def reported(loops: Iterable[CheckedLoop], paths: Container[str], settings: Settings,
+             notebooks: Mapping[str, Index]) -> list[CheckedLoop]:
+    """The loops of the files among `paths` (those a run was asked to check) as the run reports
+    them: a finding the settings do not report (`--ignore`, per-file-ignores) said so, and a
+    notebook's loops placed in its cells."""
+    out = []
+    for loop in loops:
+        if loop.path not in paths:
+            continue
+        loop = replace(loop, verdicts=tuple(
             replace(v, kind=NOT_SELECTED) if v.kind == FINDING and not settings.reports(loop.path, v.code) else v
             for v in loop.verdicts
         ))
-        for loop in loops
-    ]
+        out.append(placed(loop, notebooks[loop.path]) if loop.path in notebooks else loop)
+    return sorted(out, key=CheckedLoop.order)
 
 
 def placed(loop: CheckedLoop, index: Index) -> CheckedLoop:
@@ -155,8 +162,8 @@ def placed(loop: CheckedLoop, index: Index) -> CheckedLoop:
 
     def verdict(v: Verdict) -> Verdict:
         calls = tuple((role, site(s)) for role, s in v.calls)
-        message = _placed_message(v, index)
-        return replace(v, calls=calls, message=message)
+        marker = site(v.marker) if v.marker is not None else None
+        return replace(v, calls=calls, message=_placed_message(v, index), marker=marker)
 
     cell, line = index.locate(loop.line)
     return replace(loop, cell=cell, line=line, verdicts=tuple(verdict(v) for v in loop.verdicts))
@@ -210,7 +217,7 @@ def describe(verdict: Verdict, here: str) -> str:
         return calls_text([site for role, site in verdict.calls if role in roles], here)
 
     kind = verdict.kind
-    marker = f"{verdict.marker} (line {verdict.marker_line})"
+    marker = calls_text([verdict.marker], here) if verdict.marker is not None else ""
     if kind == FINDING:
         return verdict.code
     if kind == SUPPRESSED:

@@ -52,6 +52,7 @@ from zerograd_lint.reading import Early
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.concise import position
 from zerograd_lint.report.context import Context
+from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
 from zerograd_lint.report.summary import fix_summary, summary
 from zerograd_lint.runner import Buffer, Report, check_files, fix_files
@@ -235,8 +236,13 @@ def run(early: Early | None = None) -> None:
 @click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="concise", show_default=True,
               envvar=OUTPUT_FORMAT_VARIABLE, show_envvar=True, help="How to print findings.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write the findings (or statistics) to FILE instead of stdout.")
+              help="Write the findings (or statistics, or loops) to FILE instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of the findings.")
+@click.option("--show-loops", is_flag=True,
+              help="Print every training loop (and per-batch callback) checked instead of the findings, one per "
+                   "line, with each optimizer's verdict: its finding, or what makes it quiet (the clear and its "
+                   "line, or the call assumed to clear); as text, json or json-lines. The exit code is unchanged. "
+                   "The analysis runs afresh: the cache is neither read nor written.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
 @click.option("--no-cache", is_flag=True,
               help=f"Do not reuse or keep results in {CACHE_FOLDER}/ (in the project root, else the current folder; "
@@ -261,8 +267,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool, color: bool | None, quiet: int,
-          silent: bool, verbose: bool) -> None:
+          statistics: bool, show_loops: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
+          color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
     PATHS are files or folders (default: the current directory); - reads one file from stdin.
@@ -284,13 +290,17 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         raise click.UsageError("--stdin-filename names what - reads: put - among PATHS")
     if diff and statistics:
         raise click.UsageError("--diff prints the fixes, not statistics")
+    if show_loops and (statistics or fix or diff):
+        raise click.UsageError("--show-loops lists the loops a check looked at: not with --statistics, --fix or --diff")
+    if show_loops and output_format not in LOOPS:
+        raise click.UsageError(f"--show-loops prints loops as {', '.join(LOOPS)}, not {output_format}")
 
     files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
     # an on-save check through stdin, and --diff, write nothing: not even the cache
     writes_nothing = no_cache or diff or STDIN in paths
-    cache = None if writes_nothing else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
+    cache = None if writes_nothing or show_loops else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
     settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
-                        config.vocabulary, project_root=config.root, cache=cache)
+                        config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops)
     buffer = _stdin(stdin_filename, files) if STDIN in paths else None
     on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)
     found = list(discover(on_disk, files))
@@ -309,6 +319,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         text = _diffs(report)
     elif statistics:
         text = STATISTICS[output_format](findings)
+    elif show_loops:
+        text = LOOPS[output_format](report.loops, output_file is None)
     else:
         text = FORMATS[output_format](findings, Context(Path(config.root), styled=output_file is None, below_root=True))
     if output_file is not None:

@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from zerograd_lint import checked_loops
 from zerograd_lint.cache import Cache
 from zerograd_lint.files import read_source
 from zerograd_lint.findings import Finding, SourceError, describe
@@ -47,6 +48,7 @@ class Report:
     files: int = 0
     fixes: Fixes | None = None  # with `fix`: the fixed texts, the fixed findings, the declined ones and why
     unfixed: list[Finding] = field(default_factory=list)  # with `fix`: the findings before fixing
+    loops: list[checked_loops.CheckedLoop] = field(default_factory=list)  # with `Settings.show_loops`
 
     def undo_fixes(self, path: str) -> None:
         """Report `path` as it was before fixing (its fixed text could not be written)."""
@@ -102,9 +104,10 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
     try:
         cache = Cache(settings.cache) if settings.cache else None
         with team or nullcontext():
-            results = [check_project(sources, settings.vocabulary, cache, team=team)]
+            results = [check_project(sources, settings.vocabulary, cache, team=team, loops=settings.show_loops)]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
         results = [_check_alone(path, source, settings) for path, source in sources.items()]
+    report.loops = checked_loops.reported((loop for r in results for loop in r.loops), sources, settings, notebooks)
     if fix:
         report.unfixed = _reported(results, notebooks, settings)
         report.fixes = _fix(sources, results, notebooks, settings)

@@ -149,7 +149,8 @@ class _Loops:
         return next((s.subject for r, s in raw.related if s.subject), "")
 
     def finding(self, raw: rules.Raw, subject: str) -> Verdict:
-        return Verdict(shown.FINDING, subject, code=raw.code, message=raw.message)
+        calls = tuple((role, site.made()) for role, site in raw.related)
+        return Verdict(shown.FINDING, subject, calls, code=raw.code, message=raw.message)
 
     # ------------------------------------------------------------------ quiet sets
 
