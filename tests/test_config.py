@@ -12,16 +12,30 @@ from snippets import STALE_BRIEF as STALE
 
 from zerograd_lint.cli import main
 
-# Quiet unless the project says that reset_grads clears (then the clear sits before the step).
+# `scrub(model)` is a function given the model: no clear, so nothing clears (ZG001), unless the
+# project says that scrub clears (then the clear sits before the step, ZG002). A name that says it
+# clears (`reset_grads`) needs no configuration.
 OWN_CLEAR = """\
 import torch
-from mylib import reset_grads
+from mylib import scrub
 model = torch.nn.Linear(3, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for x, y in data:
     model(x).sum().backward()
-    reset_grads(model)
+    scrub(model)
     optimizer.step()
+"""
+# `sync_state(optimizer)` cannot be seen into and is given the optimizer: it may clear (quiet),
+# unless the project says it is harmless (then nothing clears).
+OWN_HARMLESS = """\
+import torch
+from mylib import sync_state
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in data:
+    model(x).sum().backward()
+    optimizer.step()
+    sync_state(optimizer)
 """
 # Quiet unless the project says that `learner` is an optimizer (then it steps without clearing).
 OWN_OPTIMIZER = """\
@@ -113,15 +127,16 @@ def test_respect_gitignore_from_the_configuration(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "vocabulary", "expected"),
+    ("source", "vocabulary", "before", "expected"),
     [
-        (OWN_CLEAR, 'clears = ["reset_grads"]', "ZG002"),
-        (OWN_OPTIMIZER, 'optimizers = ["learner"]', "ZG001"),
+        (OWN_CLEAR, 'clears = ["scrub"]', {("own.py", "ZG001")}, "ZG002"),
+        (OWN_OPTIMIZER, 'optimizers = ["learner"]', set(), "ZG001"),
+        (OWN_HARMLESS, 'harmless = ["sync_state"]', set(), "ZG001"),
     ],
 )
-def test_the_projects_own_vocabulary(project: Path, source: str, vocabulary: str, expected: str) -> None:
+def test_the_projects_own_vocabulary(project: Path, source: str, vocabulary: str, before: set, expected: str) -> None:
     (project / "own.py").write_text(source)
-    assert reported("own.py") == set()
+    assert reported("own.py") == before
     configure(project, f"[tool.zerograd-lint.vocabulary]\n{vocabulary}")
     assert reported("own.py") == {("own.py", expected)}
 
@@ -137,7 +152,7 @@ def test_the_projects_own_vocabulary(project: Path, source: str, vocabulary: str
         ('per-file-ignores = ["tests/*:ZG001"]', "[tool.zerograd-lint] per-file-ignores: expected a table of pattern = [codes]"),
         ('per-file-ignores = { "tests/*" = ["W1"] }', '[tool.zerograd-lint] per-file-ignores."tests/*": unknown rule code or prefix: W1'),
         ("vocabulary = 3", "[tool.zerograd-lint] vocabulary: expected a table, got an integer (3)"),
-        ('vocabulary = { clear = ["reset"] }', "[tool.zerograd-lint] vocabulary.clear: unknown key (known keys: optimizers, clears, steps, backwards)"),
+        ('vocabulary = { clear = ["reset"] }', "[tool.zerograd-lint] vocabulary.clear: unknown key (known keys: optimizers, clears, steps, backwards, harmless)"),
         ('vocabulary = { clears = ["utils.reset_grads"] }', "vocabulary.clears: 'utils.reset_grads' is not a bare name: the analysis matches the last part of a call or receiver, so write 'reset_grads'"),
         ('vocabulary = { steps = ["apply-update"] }', "vocabulary.steps: 'apply-update' is not a Python name"),
         ("select = [", "pyproject.toml: not valid TOML: "),

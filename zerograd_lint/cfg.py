@@ -15,7 +15,9 @@ own, and the "skipped the loop" path would only produce findings nobody can act 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from functools import partial
 
 import libcst as cst
@@ -30,6 +32,7 @@ from zerograd_lint.graph import (
     BACK,
     ENTER,
     EVENT,
+    EXCUSE,
     KILL,
     NOP,
     SHIFT,
@@ -155,6 +158,7 @@ class Builder:
         self.gate: Fact | None = None  # inside `with accelerator.accumulate(...)`
         self.synced: Fact | None = None  # the last such block's fact, still in force after it
         self.handlers = 0
+        self.counted: list[_Counted] = []  # the enclosing loops that count their iterations from 0
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]
@@ -252,7 +256,7 @@ class Builder:
             return
         key = (test, truth)
         if key not in self._facts:
-            self._facts[key] = FactMaker(module.cst).facts(test, truth)
+            self._facts[key] = FactMaker(module.cst, self._last_iteration).facts(test, truth)
         for fact, value in self._facts[key]:
             self.emit(ASSUME, (fact, value))
 
@@ -498,7 +502,8 @@ class Builder:
         while True:
             self.expr(node.test)
             before = self.preds
-            self._branch(node.test, True, lambda: self.block(node.body))
+            checked = _checks_usability(node.test)
+            on_true = self._branch(node.test, True, lambda: self.block(node.body), checked)
             taken.append(self.preds)
             self.preds = before
             if not isinstance(node.orelse, cst.If):
@@ -508,20 +513,46 @@ class Builder:
             chained.append((first, len(self.graph.ops), len(taken)))
             node = node.orelse
         if isinstance(node.orelse, cst.Else):
-            self._branch(node.test, False, lambda: self.block(node.orelse.body))
+            on_false = self._branch(node.test, False, lambda: self.block(node.orelse.body), checked)
         else:
-            self._branch(node.test, False, lambda: None)
+            on_false = self._branch(node.test, False, lambda: None, checked)
         last = self.preds
         for first, start, level in chained:  # once the rest of the chain is built, as `_branch` does
             self._idle_unless_acting(first, start, falls_through=bool(last) or any(taken[level:]))
+        if checked and not chained:
+            self._excuse_the_skipping_branch(on_true, on_false)
         self.preds = [n for exits in taken for n in exits] + last
 
-    def _branch(self, test: cst.BaseExpression, truth: bool, body) -> None:
+    def _branch(self, test: cst.BaseExpression, truth: bool, body, checked: bool = False) -> "_Built":
         first = len(self.graph.ops)
         self.assume(test, truth)
+        excuse = self.emit(EXCUSE) if checked and self.preds else None
         start = len(self.graph.ops)
         body()
         self._idle_unless_acting(first, start, falls_through=bool(self.preds))
+        return _Built(excuse, start, len(self.graph.ops), not self.preds)
+
+    def _excuse_the_skipping_branch(self, on_true: "_Built", on_false: "_Built") -> None:
+        """A check on the gradients or the loss (`if torch.isfinite(norm): opt.step()`,
+        `if not math.isfinite(loss.item()): continue`): the branch that skips the step gives up the
+        pending gradients on purpose, and the next clear discards them deliberately (rules.md,
+        "Deliberate discards are not ZG003"). The other branch's mark is taken out again."""
+        steps = [self._steps_in(b) for b in (on_true, on_false)]
+        jumps = [on_true.jumps, on_false.jumps]
+        skipping = None
+        for i, j in ((0, 1), (1, 0)):
+            if (jumps[i] and not jumps[j]) or (steps[j] and not steps[i]):
+                skipping = i if skipping is None else -1
+        for index, built in enumerate((on_true, on_false)):
+            if built.excuse is not None and index != skipping:
+                self.graph.ops[built.excuse] = NOP
+
+    def _steps_in(self, built: "_Built") -> bool:
+        graph = self.graph
+        return any(
+            graph.ops[n] == EVENT and graph.args[n].event.op in (ev.STEP, ev.STEP_CLEAR, ev.UPDATE)
+            for n in range(built.start, built.end)
+        )
 
     def _idle_unless_acting(self, first: int, start: int, falls_through: bool) -> None:
         """A branch (its facts assumed from `first`, its code built from `start`) that runs no
@@ -546,15 +577,65 @@ class Builder:
         counter = _counter_from_zero(node)
         if counter is not None:
             self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
+            self.counted.append(_Counted(self.frame, counter, *self._lengths(node)))
 
         def body() -> None:
             self._rebind(node.target, node)
             self.block(node.body)
 
         breaks = self._loop_body(loop, body, False, at_least_once=True)
+        if counter is not None:
+            self.counted.pop()
+            # leaving normally, the last iteration made its last-iteration tests true (`i + 1 == n`)
+            self.emit(ASSUME, (FactMaker.was_last(counter), True))
         if node.orelse is not None:
             self.block(node.orelse.body)
         self.preds += breaks
+
+    def _lengths(self, node: cst.For) -> tuple[frozenset[str], frozenset[str]]:
+        """How many iterations a counted loop runs (`len(loader)` for `enumerate(loader)`, `n` for
+        `range(n)`), and the last value of its counter, as texts, with the names of the function
+        bound to them (`num_batches = len(loader)`, `last_idx = len(loader) - 1`)."""
+        call = node.iter
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+        if call.func.value == "range" and len(call.args) > 2:
+            return frozenset(), frozenset()  # a step other than 1: no last value worth telling
+        bound = _text(self.module.cst, call.args[-1].value)
+        lengths = {bound if call.func.value == "range" else f"len({bound})"}
+        lasts = {f"{length}-1" for length in lengths}
+        for name, bindings in self.frame.scope.bindings.items():
+            if len(bindings) == 1 and isinstance(bindings[0].value, (cst.Call, cst.BinaryOperation)) and not bindings[0].path:
+                value = _text(self.module.cst, bindings[0].value)
+                if value in lengths:
+                    lengths.add(name)
+                elif value in lasts:
+                    lasts.add(name)
+        return frozenset(lengths), frozenset(lasts | {f"{length}-1" for length in lengths})
+
+    def _last_iteration(self, test: cst.BaseExpression) -> str | None:
+        """The counter of an enclosing loop of this function whose last iteration `test` tells:
+        `i + 1 == len(loader)`, `i + 1 == num_batches`, `step == last_idx`, or a name bound to such
+        a test (`is_last = i + 1 == len(loader)`)."""
+        counted = [c for c in self.counted if c.frame is self.frame]
+        if not counted:
+            return None
+        if isinstance(test, cst.Name):
+            found = self.frame.scope.bindings.get(test.value, [])
+            if len(found) != 1 or not isinstance(found[0].value, cst.Comparison):
+                return None
+            test = found[0].value
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        operator = test.comparisons[0].operator
+        if not isinstance(operator, (cst.Equal, cst.GreaterThanEqual)):
+            return None
+        left, right = _text(self.module.cst, test.left), _text(self.module.cst, test.comparisons[0].comparator)
+        pairs = [(left, right), (right, left)] if isinstance(operator, cst.Equal) else [(left, right)]
+        for c in reversed(counted):
+            for ours, theirs in pairs:
+                if ours in (f"{c.counter}+1", f"({c.counter}+1)") and theirs in c.lengths or ours == c.counter and theirs in c.lasts:
+                    return c.counter
+        return None
 
     def stmt_While(self, node: cst.While) -> None:
         pos = self.positions[node]
@@ -587,6 +668,7 @@ class Builder:
         self.handlers += 1
         for handler in node.handlers:
             self.preds = list(dict.fromkeys(sources))
+            self.emit(EXCUSE)  # an iteration that failed gives up what it accumulated
             self.block(handler.body)
             exits = exits + self.preds
         self.handlers -= 1
@@ -667,6 +749,54 @@ class Builder:
                 self.actions(actions, node)
             finally:
                 self.frames.pop()
+
+
+class _Counted(NamedTuple):
+    """A loop counting its iterations from 0: how many it runs and the counter's last value, as texts."""
+
+    frame: Frame
+    counter: str
+    lengths: frozenset[str]
+    lasts: frozenset[str]
+
+
+def _text(module: cst.Module, node: cst.CSTNode) -> str:
+    return "".join(module.code_for_node(node).split())
+
+
+class _Built(NamedTuple):
+    """One branch of an `if` as built: its EXCUSE node (if any), its nodes, whether it jumps away."""
+
+    excuse: int | None
+    start: int
+    end: int
+    jumps: bool
+
+
+# Words of a condition that checks whether the gradients or the loss are usable.
+_USABILITY = re.compile(
+    r"(?i)finite|^isnan$|^isinf$|^nan$|_nan$|^nan_|^inf$|_inf$|^inf_|overflow|_ok$|^ok$|^valid$|^is_valid|healthy|spike|diverg"
+)
+
+
+# Words of a condition that (also) tells whether an accumulation window is full.
+_WINDOW = re.compile(r"(?i)accum|sync_grad|micro|should_step|do_step|update_step|step_now")
+
+
+def _checks_usability(test: cst.BaseExpression) -> bool:
+    """`torch.isfinite(norm)`, `not math.isfinite(loss.item())`, `found_inf`, `gradients_ok(model)`;
+    not when the same test also tells whether the window is full (`(i + 1) % k == 0 and ok`): a
+    step skipped for accumulation is never a deliberate discard."""
+    usable = False
+    for node in walk.nodes(test):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return False
+        word = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
+        if word is not None:
+            if _WINDOW.search(word):
+                return False
+            usable = usable or bool(_USABILITY.search(word))
+    return usable
 
 
 def _shown(module: cst.Module, node: cst.CSTNode) -> str:

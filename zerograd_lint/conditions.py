@@ -70,8 +70,10 @@ def _reads(nodes: list[cst.CSTNode]) -> tuple[frozenset[str], bool]:
 
 
 class FactMaker:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, last_iteration=None) -> None:
         self.module = module
+        # the counter of an enclosing loop whose last iteration a test tells, if it does (cfg.py)
+        self.last_iteration = last_iteration
 
     def _fact(self, key: tuple, nodes: list[cst.CSTNode]) -> Fact:
         names, stable = _reads(nodes)
@@ -85,6 +87,9 @@ class FactMaker:
             if isinstance(test.operator, cst.And) and truth or isinstance(test.operator, cst.Or) and not truth:
                 return self.facts(test.left, truth) + self.facts(test.right, truth)
             return []
+        counter = self.last_iteration(test) if self.last_iteration is not None else None
+        if counter is not None:
+            return [(Fact(("last", counter), frozenset({counter}), True), truth)]
         first = _first(test)
         if first is not None:
             expr, positive = first
@@ -100,6 +105,11 @@ class FactMaker:
     def first_iteration(counter: str) -> Fact:
         """`counter == 0`: true on a loop's first iteration when the counter starts at 0."""
         return Fact(("first", counter), frozenset({counter}), True)
+
+    @staticmethod
+    def was_last(counter: str) -> Fact:
+        """After the back edge: the iteration that just ended was the loop's last (see `advance`)."""
+        return Fact(("was_last", counter), frozenset({counter}), True)
 
     def named(self, text: str) -> Fact:
         """A fact that no source condition spells exactly (e.g. Accelerate's sync step)."""
@@ -176,6 +186,9 @@ def advance(facts: frozenset, counter_names: frozenset[str], drop) -> frozenset:
     out = {(fact, False) for fact, _ in facts if fact.key[0] == "first" and advances(fact.key[1])}
     for fact, value in facts:
         if fact.key[0] == "first" and advances(fact.key[1]):
+            continue
+        if fact.key[0] == "last" and advances(fact.key[1]):  # what the iteration that ended said
+            out.add((Fact(("was_last", fact.key[1]), fact.names, True), value))
             continue
         counter = fact.counter
         if counter is not None and advances(counter[0]):

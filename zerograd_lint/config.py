@@ -14,7 +14,7 @@ Keys are the command line's long options (`select`, `extend-select`, `ignore`,
     per-file-ignores = { "tests/*" = ["ZG001"] }
 
     [tool.zerograd-lint.vocabulary]
-    clears = ["reset_grads"]        # reset_grads(model) clears model's gradients
+    clears = ["scrub"]              # scrub(model) clears model's gradients
 
 An option given on the command line replaces the same key's value here. An unknown key or a
 value of the wrong shape is an error that names the key. No printing, no exiting, no click.

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import Key, Resolver, last_name, related
 from zerograd_lint.conditions import advance
-from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, KILL, NOP, SHIFT, Graph
+from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, EXCUSE, KILL, NOP, SHIFT, Graph
 from zerograd_lint.vocabulary import reads_as_model
 
 MAX_STATES_PER_NODE = 256
@@ -38,6 +38,7 @@ class GaveUp(Exception):
 class Tag(NamedTuple):
     node: int  # the backward (fresh) or step (stale) that put the contributions there
     crossed: frozenset[int]  # loops whose back edge they went around since
+    excused: bool = False  # fresh contributions given up on purpose: a clear meeting them discards deliberately
 
 
 class Discard(NamedTuple):
@@ -296,6 +297,14 @@ class _Machine:
             return [(sets_t, advance(facts, frozenset({name}), lambda f: name in f.names))]
         if op == ENTER:
             return [state]
+        if op == EXCUSE:
+            excused = {
+                key: value._replace(fresh=value.fresh._replace(excused=True))
+                for key, value in sets_t if value.fresh is not None and not value.fresh.excused
+            }
+            if not excused:
+                return [state]
+            return [(tuple(sorted({**dict(sets_t), **excused}.items())), facts)]
         if op == BACK:
             loop = self.graph.loops[self.graph.args[node]]
             crossed = {}
@@ -321,7 +330,7 @@ class _Machine:
                     sets[key] = sets[key]._replace(discarded=None)
             for key in self.attribution.get(node, ()):
                 value = sets.get(key, CLEAN)
-                if value.fresh is None:
+                if value.fresh is None or value.fresh.excused:  # new contributions are pending again
                     value = value._replace(fresh=Tag(node, frozenset()))
                 _with(sets, key, value._replace(discarded=None))
             return
@@ -346,6 +355,9 @@ class _Machine:
         for key in r.strong:
             value = sets.get(key, CLEAN)
             if key not in r.steps:
+                if value.fresh is not None and value.fresh.excused:  # a deliberate discard
+                    _with(sets, key, CLEAN)
+                    continue
                 if value.fresh is not None:
                     obs.fresh_clears[(node, key)].add(value.fresh)
                     _with(sets, key, SetState(discarded=Discard(node, value.fresh.node, frozenset())))
@@ -392,7 +404,7 @@ def _forget(state, level: int):
     if level == 0 or not state[1]:
         return state
     if level == 1:
-        return state[0], frozenset(f for f in state[1] if f[0].key[0] in ("mod", "first") or not f[0].stable)
+        return state[0], frozenset(f for f in state[1] if f[0].key[0] in ("mod", "first", "last", "was_last") or not f[0].stable)
     return state[0], frozenset()
 
 
@@ -414,6 +426,9 @@ def _correlated_facts(graph: Graph) -> set[tuple]:
     keep = {key for key, count in tests.items() if count >= 2}  # assumed where it matters, twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
     keep |= {key for key in tests if key[0] == "first"}
+    # a last-iteration test (`i + 1 == len(loader)`) and what the loop's normal exit says of it
+    lasts = {graph.args[n][0].key for n, op in enumerate(graph.ops) if op == ASSUME and graph.args[n][0].key[0] == "last"}
+    keep |= lasts | {("was_last",) + key[1:] for key in lasts}
     return keep
 
 

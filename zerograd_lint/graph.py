@@ -25,6 +25,9 @@ KILL = "kill"
 SHIFT = "shift"
 ENTER = "enter"  # a loop is entered from outside
 BACK = "back"
+# the gradients pending here are given up on purpose: an exception handler, the branch of a check
+# on the gradients or the loss that skips the step (rules.md, "Deliberate discards are not ZG003")
+EXCUSE = "excuse"
 
 
 class TooComplex(Exception):

@@ -36,9 +36,9 @@ class Vocabulary:
     """A project's own words for the analysis, on top of the ones it knows (`vocabulary.py`).
 
     Names are matched against the last component of a receiver or callee: `optimizers=("learner",)`
-    makes `self.learner.step()` an optimizer step; `clears=("reset_grads",)` makes
-    `reset_grads(model)` clear the gradients of `model` (or of an optimizer passed to it);
-    `harmless=("sync_metrics",)` says that `sync_metrics(optimizer)`, a call the analysis cannot
+    makes `self.learner.step()` an optimizer step; `clears=("scrub",)` makes
+    `scrub(model)` clear the gradients of `model` (or of an optimizer passed to it);
+    `harmless=("sync_state",)` says that `sync_state(optimizer)`, a call the analysis cannot
     see into, never clears (rules.md: a call given the optimizer may clear unless its name says
     it is harmless).
     """
