@@ -126,6 +126,8 @@ class Resolver:
         self._instance: dict[Key, _Made | None] = {}
         self._bare: dict[Scope, Frame] = {}
         self._memo: dict[tuple[Frame, str], list[Key]] = {}
+        self._methods: dict[str, Scope] = {}  # by qualified name, for `_stored_in_self`
+        self._methods_of = -1  # how many modules were loaded when `_methods` was made
 
     # ---------------------------------------------------------------- modules and definitions
 
@@ -687,11 +689,17 @@ class Resolver:
         return out
 
     def expand(self, keys: set[Key]) -> set[Key]:
-        """Add what wrappers wrap: `ddp = DDP(model)` makes `ddp` and `model` one module."""
+        """Add what wrappers wrap: `ddp = DDP(model)` makes `ddp` and `model` one module; and
+        the attribute a method stores a parameter in: `self.model = model` in `__init__` makes
+        its `model` and `self.model` one module."""
         out = set(keys)
         todo = list(keys)
         while todo:
             key = todo.pop()
+            for stored in self._stored_in_self(key):
+                if stored not in out:
+                    out.add(stored)
+                    todo.append(stored)
             for binding, frame in self._values.get(key, []):
                 value = binding.value
                 if not isinstance(value, cst.Call) or binding.path:
@@ -708,6 +716,30 @@ class Resolver:
                         out.add(k)
                         todo.append(k)
         return out
+
+
+    def _stored_in_self(self, key: Key) -> list[Key]:
+        """`self.model` of the class (and its subclasses) for the key of a method's parameter or
+        local `model` that the method stores there (`self.model = model`)."""
+        if len(key) != 1 or ":" not in key[0]:
+            return []
+        qualname, name = key[0].rsplit(":", 1)
+        if self._methods_of != len(self._loaded):  # made again once more modules are loaded
+            self._methods = {s.qualname: s for s in self._scopes.values() if s.self_name}
+            self._methods_of = len(self._loaded)
+        scope = self._methods.get(qualname)
+        cls = scope.enclosing_class() if scope is not None else None
+        if cls is None:
+            return []
+        attrs = [
+            attr for attr, entries in cls.self_attrs.items()
+            for binding, method in entries
+            if method is scope and not binding.path and isinstance(binding.value, cst.Name) and binding.value.value == name
+        ]
+        if not attrs:
+            return []
+        classes = [cls] + [c for c in self._classes.values() if c is not cls and cls in self.class_chain(c)]
+        return [self_key(c) + (attr,) for c in classes for attr in attrs]
 
 
 def bind_arguments(call: cst.Call, func: cst.FunctionDef, skip_first: bool = False) -> dict[str, cst.BaseExpression]:

@@ -100,6 +100,27 @@ def _counter_from_zero(node: cst.For) -> str | None:
     return None
 
 
+def _counter_from_one(node: cst.For) -> str | None:
+    """`for i, x in enumerate(xs, start=1)` (or `enumerate(xs, 1)`): `i` runs from 1 to `len(xs)`."""
+    iterable, target = node.iter, node.target
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"):
+        return None
+    args = iterable.args
+    if len(args) != 2 or not isinstance(args[1].value, cst.Integer) or args[1].value.value != "1":
+        return None
+    if args[1].keyword is not None and args[1].keyword.value != "start" or not isinstance(target, cst.Tuple):
+        return None
+    first = target.elements[0].value
+    return first.value if isinstance(first, cst.Name) else None
+
+
+def _is_progress_bar(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call) and bool(expr.args) and expr.args[0].keyword is None
+        and (dotted_name(expr.func) or "").rsplit(".", 1)[-1] in ("tqdm", "track", "Bar", "progress_bar")
+    )
+
+
 def _constant(test: cst.BaseExpression) -> bool | None:
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
         return test.value == "True"
@@ -254,7 +275,7 @@ class Builder:
             if constant != truth:
                 self.preds = []  # `if True:`, `while False:`, `if update_grad:` given True
             return
-        key = (test, truth)
+        key = (test, truth, self.frame if self.counted else None)  # last-iteration tests depend on the loops
         if key not in self._facts:
             self._facts[key] = FactMaker(module.cst, self._last_iteration).facts(test, truth)
         for fact, value in self._facts[key]:
@@ -577,7 +598,9 @@ class Builder:
         counter = _counter_from_zero(node)
         if counter is not None:
             self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
-            self.counted.append(_Counted(self.frame, counter, *self._lengths(node)))
+        counter = counter or _counter_from_one(node)
+        if counter is not None:
+            self.counted.append(_Counted(self.frame, counter, *self._lengths(node, _counter_from_one(node) is not None)))
 
         def body() -> None:
             self._rebind(node.target, node)
@@ -592,17 +615,27 @@ class Builder:
             self.block(node.orelse.body)
         self.preds += breaks
 
-    def _lengths(self, node: cst.For) -> tuple[frozenset[str], frozenset[str]]:
+    def _lengths(self, node: cst.For, from_one: bool) -> tuple[frozenset[str], frozenset[str]]:
         """How many iterations a counted loop runs (`len(loader)` for `enumerate(loader)`, `n` for
         `range(n)`), and the last value of its counter, as texts, with the names of the function
-        bound to them (`num_batches = len(loader)`, `last_idx = len(loader) - 1`)."""
+        bound to them (`num_batches = len(loader)`, `last_idx = len(loader) - 1`). A progress bar
+        has its loader's length (`enumerate(tqdm(loader))`, `pbar = tqdm(loader)`)."""
         call = node.iter
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
         if call.func.value == "range" and len(call.args) > 2:
             return frozenset(), frozenset()  # a step other than 1: no last value worth telling
-        bound = _text(self.module.cst, call.args[-1].value)
-        lengths = {bound if call.func.value == "range" else f"len({bound})"}
-        lasts = {f"{length}-1" for length in lengths}
+        if call.func.value == "range":
+            lengths = {_text(self.module.cst, call.args[-1].value)}
+        else:
+            iterable = call.args[0].value
+            if isinstance(iterable, cst.Name):
+                found = self.frame.scope.bindings.get(iterable.value, [])
+                if len(found) == 1 and found[0].value is not None and not found[0].path:
+                    iterable = found[0].value if _is_progress_bar(found[0].value) else iterable
+            lengths = {f"len({_text(self.module.cst, iterable)})"}
+            if _is_progress_bar(iterable):
+                lengths.add(f"len({_text(self.module.cst, iterable.args[0].value)})")
+        lasts = set(lengths) if from_one else {f"{length}-1" for length in lengths}
         for name, bindings in self.frame.scope.bindings.items():
             if len(bindings) == 1 and isinstance(bindings[0].value, (cst.Call, cst.BinaryOperation)) and not bindings[0].path:
                 value = _text(self.module.cst, bindings[0].value)
@@ -610,14 +643,13 @@ class Builder:
                     lengths.add(name)
                 elif value in lasts:
                     lasts.add(name)
-        return frozenset(lengths), frozenset(lasts | {f"{length}-1" for length in lengths})
+        return frozenset(lengths), frozenset(lasts | (set(lengths) if from_one else {f"{length}-1" for length in lengths}))
 
     def _last_iteration(self, test: cst.BaseExpression) -> str | None:
         """The counter of an enclosing loop of this function whose last iteration `test` tells:
         `i + 1 == len(loader)`, `i + 1 == num_batches`, `step == last_idx`, or a name bound to such
         a test (`is_last = i + 1 == len(loader)`)."""
-        counted = [c for c in self.counted if c.frame is self.frame]
-        if not counted:
+        if not self.counted:
             return None
         if isinstance(test, cst.Name):
             found = self.frame.scope.bindings.get(test.value, [])
@@ -625,6 +657,10 @@ class Builder:
                 return None
             test = found[0].value
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        test, frame = _as_the_caller_wrote(test, self.frame)
+        counted = [c for c in self.counted if c.frame is frame]
+        if not counted:
             return None
         operator = test.comparisons[0].operator
         if not isinstance(operator, (cst.Equal, cst.GreaterThanEqual)):
@@ -762,6 +798,27 @@ class _Counted(NamedTuple):
 
 def _text(module: cst.Module, node: cst.CSTNode) -> str:
     return "".join(module.code_for_node(node).split())
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, arguments: dict[str, cst.BaseExpression]) -> None:
+        self.arguments = arguments
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.arguments.get(original.value, updated)
+
+
+def _as_the_caller_wrote(test: cst.BaseExpression, frame: Frame) -> tuple[cst.BaseExpression, Frame]:
+    """A test of an inlined function with its parameters replaced by the arguments its callers
+    passed (`batch_index + 1 == last` called with `len(loader)`), and the frame it then reads in."""
+    while frame.caller is not None and frame.arguments:
+        names = {n.value for n in walk.nodes(test) if isinstance(n, cst.Name)} & frame.arguments.keys()
+        params = {n for n in names if all(b.is_param for b in frame.scope.bindings.get(n, []))}
+        if not params:
+            break
+        test = test.visit(_Substitute({n: frame.arguments[n] for n in params}))
+        frame = frame.caller
+    return test, frame
 
 
 class _Built(NamedTuple):

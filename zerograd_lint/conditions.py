@@ -94,6 +94,10 @@ class FactMaker:
         if first is not None:
             expr, positive = first
             return [(self._fact(("first", _text(self.module, expr)), [expr]), truth == positive)]
+        unit = _unit(test)
+        if unit is not None:  # `k == 1`, `k > 1`: every window is one iteration long, or none is
+            expr, positive = unit
+            return [(self._fact(("unit", _text(self.module, expr)), [expr]), truth == positive)]
         counter = self._counter(test)
         if counter is not None:
             (expr, modulus, offset), positive = counter
@@ -172,6 +176,31 @@ def _first(test: cst.BaseExpression):
     if value == "1" and isinstance(operator, cst.GreaterThanEqual):
         return expr, False
     return None
+
+
+def _unit(test: cst.BaseExpression):
+    """`K == 1` -> (K, True); `K != 1`, `K > 1`, `K >= 2` -> (K, False), for a name or attribute K."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    expr, comparison = _strip_parens(test.left), test.comparisons[0]
+    if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
+        return None
+    operator, value = comparison.operator, comparison.comparator.value
+    if value == "1" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
+        return expr, isinstance(operator, cst.Equal)
+    if value == "2" and isinstance(operator, cst.GreaterThanEqual):
+        return expr, False
+    return None
+
+
+def contradicts(fact: Fact, value: bool, facts: frozenset) -> bool:
+    """Whether assuming `fact` is `value` contradicts what `facts` hold, beyond the fact itself: a
+    window of one iteration (`k == 1`) is full on every iteration (`(i + 1) % k == 0`)."""
+    if fact.key[0] == "unit" and value:
+        return any(f.key[0] == "mod" and f.key[2] == fact.key[1] and not v for f, v in facts)
+    if fact.key[0] == "mod" and not value:
+        return any(f.key == ("unit", fact.key[2]) and v for f, v in facts)
+    return False
 
 
 def advance(facts: frozenset, counter_names: frozenset[str], drop) -> frozenset:

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import Key, Resolver, last_name, related
-from zerograd_lint.conditions import advance
+from zerograd_lint.bindings import Key, Resolver, related
+from zerograd_lint.conditions import advance, contradicts
 from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, EXCUSE, KILL, NOP, SHIFT, Graph
-from zerograd_lint.vocabulary import reads_as_model
 
 MAX_STATES_PER_NODE = 256
 
@@ -156,9 +155,8 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
                 resolved[node] = Resolved(ev.CLEAR, strong=tuple(unknown))
             else:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
-        elif event.op == ev.REBIND:
+        elif event.op == ev.REBIND:  # only what the code shows the set is made of: not a look-alike name
             gone = linked(event.keys, collections=False)
-            gone += [s for s in unknown if any(reads_as_model(last_name(k)) for k in event.keys)]
             if gone:
                 resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
         elif event.op == ev.MAY_CLEAR:  # the optimizer itself, a part of it, or what holds it
@@ -286,7 +284,7 @@ class _Machine:
             fact, value = self.graph.args[node]
             if fact.key not in self.correlated:
                 return [state]
-            if (fact, not value) in facts:
+            if (fact, not value) in facts or contradicts(fact, value, facts):
                 return []
             return [(sets_t, facts | {(fact, value)})]
         if op == KILL:
@@ -426,6 +424,9 @@ def _correlated_facts(graph: Graph) -> set[tuple]:
     keep = {key for key, count in tests.items() if count >= 2}  # assumed where it matters, twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
     keep |= {key for key in tests if key[0] == "first"}
+    # a window of one iteration (`k == 1`) beside a window tested on the same `k`
+    units = {key[1] for key in tests if key[0] == "unit"} & {key[2] for key in tests if key[0] == "mod"}
+    keep |= {key for key in tests if key[0] == "unit" and key[1] in units or key[0] == "mod" and key[2] in units}
     # a last-iteration test (`i + 1 == len(loader)`) and what the loop's normal exit says of it
     lasts = {graph.args[n][0].key for n, op in enumerate(graph.ops) if op == ASSUME and graph.args[n][0].key[0] == "last"}
     keep |= lasts | {("was_last",) + key[1:] for key in lasts}

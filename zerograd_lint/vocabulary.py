@@ -115,9 +115,10 @@ def _tokens(name: str) -> list[str]:
 # `zero_grad`, or `zero`, `clear`, `reset` or `free` together with `grad`.
 _SAYS_CLEARS = re.compile(r"(?i)zero_?grad|(zero|clear|reset|free).*grad|grad.*(zero|clear|reset|free)")
 # Names that say a call given the optimizer leaves its gradients alone: learning rates, schedules,
-# logging, saving and loading.
+# logging, saving and loading, losses and contexts (`self.loss_fn(out, y)`, `with self.train_context():`).
 _SAYS_HARMLESS = re.compile(
     r"(?i)(^|_)lr($|_)|learning_rate|schedul|^_*log|^_*save|^_*load|checkpoint|^state_dict$|^_*print|^_*(get|set)_lr"
+    r"|(^|_)loss(es)?($|_)|criterion|context$|(^|_)ctx$"
 )
 
 

@@ -8,9 +8,10 @@ Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`
 - `.gitignore` is honoured unless `respect_gitignore` is off (`gitignore.py`);
 - version-control folders and virtual environments (a folder holding `pyvenv.cfg`) are never
   searched, whatever `exclude` says;
-- a symbolic link is followed only when it leads to a place inside the folder being searched
-  (each real folder is searched once), so a link to `/` or to a sibling checkout cannot pull in
-  files that are not the project's own;
+- a symbolic link met in a folder is not followed, as in ruff: one that leads inside the folder
+  being searched would report a file under a second name (the real one is walked anyway), and one
+  that leads out of it (to `/`, to a sibling checkout) would pull in files that are not the
+  project's own;
 - a path given explicitly is always checked, unless `force_exclude` is on and it is excluded
   (pre-commit passes files one by one, so that is how a configured exclude holds there).
 """
@@ -128,12 +129,12 @@ class _Walk:
             return
         for entry in entries:
             try:
+                if entry.is_symlink():
+                    continue  # its target is walked under its own name, or is not the project's
                 folder = entry.is_dir()
                 if not folder and not entry.is_file():
                     continue
-                real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real_folder, entry.name)
-                if not real.startswith(self.inside):
-                    continue  # a link that leads out of the tree
+                real = os.path.join(real_folder, entry.name)
                 below = entry.name if relative == "." else f"{relative}/{entry.name}"
                 if folder:
                     if real not in self.searched and not self._skipped(entry, below, gitignore):
