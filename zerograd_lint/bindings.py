@@ -586,6 +586,8 @@ class Resolver:
         last = callee.rsplit(".", 1)[-1]
         if callee.endswith("deepspeed.initialize") or callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize")):
             return {(0,): ENGINE, (1,): OPTIMIZER}.get(path[:1], OTHER), None
+        if path and "optim" in last.lower():  # `opt, sched = model.optimizer_scheduler()`: the names tell
+            return UNKNOWN, None
         if vocabulary.is_scheduler_callee(last, callee):
             return SCHEDULER, None
         if last in ("optimizers",) and isinstance(value.func, cst.Attribute):

@@ -289,7 +289,7 @@ class Builder:
             and all(b.is_param for b in frame.scope.bindings.get(test.value, []))
         ):
             test, frame = frame.arguments[test.value], frame.caller
-        return test, frame.scope.module
+        return _spelt_out(test, frame.scope), frame.scope.module
 
     # ---------------------------------------------------------------- expressions and calls
 
@@ -798,6 +798,37 @@ class _Counted(NamedTuple):
 
 def _text(module: cst.Module, node: cst.CSTNode) -> str:
     return "".join(module.code_for_node(node).split())
+
+
+_TESTS = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+
+
+def _spelt_out(test: cst.BaseExpression, scope, depth: int = 0) -> cst.BaseExpression:
+    """A condition with the names it tests replaced by the test each is bound to, once, in the
+    function: `if is_window_end or is_last:` with `is_window_end = (i + 1) % k == 0` is a counter
+    window that agrees with `(i + 1) % k == 0` tested elsewhere, and that `k == 1` always fills."""
+    if depth > 4:
+        return test
+    if isinstance(test, cst.Name):
+        found = scope.bindings.get(test.value, [])
+        if len(found) == 1 and not found[0].path and isinstance(found[0].value, _TESTS):
+            return _spelt_out(found[0].value, scope, depth + 1)
+        return test
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _spelt_out(test.left, scope, depth + 1), _spelt_out(test.right, scope, depth + 1)
+        if left is test.left and right is test.right:
+            return test
+        return test.with_changes(left=_parenthesized(left), right=_parenthesized(right))
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _spelt_out(test.expression, scope, depth + 1)
+        return test if inner is test.expression else test.with_changes(expression=_parenthesized(inner))
+    return test
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
 
 
 class _Substitute(cst.CSTTransformer):

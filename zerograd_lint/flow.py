@@ -221,6 +221,10 @@ class _Machine:
         self.attribution = attribution
         self.obs = Observations()
         self.correlated = _correlated_facts(graph)
+        self.units = {  # `k == 1` by `k`, where a window on `k` is tested too
+            graph.args[n][0].key[1]: graph.args[n][0] for n, op in enumerate(graph.ops)
+            if op == ASSUME and graph.args[n][0].key[0] == "unit" and graph.args[n][0].key in self.correlated
+        }
         self.succ = self._past_idle_nodes()
 
     def _past_idle_nodes(self) -> list[list[int]]:
@@ -286,6 +290,8 @@ class _Machine:
                 return [state]
             if (fact, not value) in facts or contradicts(fact, value, facts):
                 return []
+            if fact.key[0] == "mod" and not value and fact.key[2] in self.units:  # then `k == 1` is false for good
+                return [(sets_t, facts | {(fact, value), (self.units[fact.key[2]], False)})]
             return [(sets_t, facts | {(fact, value)})]
         if op == KILL:
             names = self.graph.args[node]
@@ -424,11 +430,13 @@ def _correlated_facts(graph: Graph) -> set[tuple]:
     keep = {key for key, count in tests.items() if count >= 2}  # assumed where it matters, twice
     keep |= {key for key in tests if key[0] == "mod" and len(windows[key[1:3]]) > 1}
     keep |= {key for key in tests if key[0] == "first"}
-    # a window of one iteration (`k == 1`) beside a window tested on the same `k`
-    units = {key[1] for key in tests if key[0] == "unit"} & {key[2] for key in tests if key[0] == "mod"}
-    keep |= {key for key in tests if key[0] == "unit" and key[1] in units or key[0] == "mod" and key[2] in units}
+    # a window of one iteration (`k == 1`) beside a window tested on the same `k`, even where the
+    # window's test guards nothing (`if should_step:` whose other branch does nothing)
+    assumed = {graph.args[n][0].key for n, op in enumerate(graph.ops) if op == ASSUME}
+    units = {key[1] for key in assumed if key[0] == "unit"} & {key[2] for key in assumed if key[0] == "mod"}
+    keep |= {key for key in assumed if key[0] == "unit" and key[1] in units or key[0] == "mod" and key[2] in units}
     # a last-iteration test (`i + 1 == len(loader)`) and what the loop's normal exit says of it
-    lasts = {graph.args[n][0].key for n, op in enumerate(graph.ops) if op == ASSUME and graph.args[n][0].key[0] == "last"}
+    lasts = {key for key in assumed if key[0] == "last"}
     keep |= lasts | {("was_last",) + key[1:] for key in lasts}
     return keep
 

@@ -48,6 +48,7 @@ DECLINED = {
     "ZG002/manual_update_after_model_zero_grad.py": "the step is inside the loop at line 13 and the clear is not",
     "ZG002/method_self_optimizer.py": "the step is in `train_step()` (line 14)",
     "ZG003/flush_on_a_count_that_is_not_the_loop_length.py": "the step is inside the loop at line 14 and the clear is not",
+    "ZG003/one_batch_windows_named_flags.py": "the step is in `_step()` (line 30)",
     "ZG003/grad_none_by_hand_every_iteration.py": "the clear is inside the loop at line 11 and the step is not",
     "ZG003/helper_clears_every_iteration.py": "the clear is in `forward_backward()` (line 12)",
     "ZG003/method_trainer_accumulation.py": "the step is in `training_step()` (line 18)",
