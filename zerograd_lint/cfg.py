@@ -100,6 +100,23 @@ def _counter_from_zero(node: cst.For) -> str | None:
     return None
 
 
+_NO_GRAD = frozenset({"no_grad", "inference_mode"})
+
+
+def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
+    """Grad mode inside `with item:`: off under `torch.no_grad()`, `torch.inference_mode()` (not
+    `inference_mode(False)`), back on under `torch.enable_grad()`."""
+    if not isinstance(item, cst.Call):
+        return mode
+    last = (dotted_name(item.func) or "").rsplit(".", 1)[-1]
+    if last == "enable_grad":
+        return True
+    if last in _NO_GRAD:
+        disabled = item.args and isinstance(item.args[0].value, cst.Name) and item.args[0].value.value == "False"
+        return mode if disabled else False
+    return mode
+
+
 def _counter_from_one(node: cst.For) -> str | None:
     """`for i, x in enumerate(xs, start=1)` (or `enumerate(xs, 1)`): `i` runs from 1 to `len(xs)`."""
     iterable, target = node.iter, node.target
@@ -179,6 +196,7 @@ class Builder:
         self.gate: Fact | None = None  # inside `with accelerator.accumulate(...)`
         self.synced: Fact | None = None  # the last such block's fact, still in force after it
         self.handlers = 0
+        self.grad_mode = True  # False inside `with torch.no_grad():`: no backward there counts
         self.counted: list[_Counted] = []  # the enclosing loops that count their iterations from 0
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
@@ -330,7 +348,11 @@ class Builder:
 
     def event(self, event: ev.Event, node: cst.CSTNode) -> None:
         """Inside `accelerator.accumulate()` the optimizer's step and zero_grad are gated on the
-        sync step; so are a prepared optimizer's after such a block (Accelerate keeps the state)."""
+        sync step; so are a prepared optimizer's after such a block (Accelerate keeps the state).
+        Under `torch.no_grad()` nothing requires grad: a backward there accumulates nothing (the
+        `if loss.requires_grad: loss.backward()` of an evaluation loop is never taken)."""
+        if event.op == ev.ACC and not self.grad_mode:
+            return
         gate = None
         if event.op in (ev.STEP, ev.CLEAR):
             if self.gate is not None:
@@ -352,7 +374,7 @@ class Builder:
             return
         parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)
         frame = Frame(action.scope, action.subst, parent, action.cls, arguments=action.arguments, caller=self.frame)
-        key = (action.func, _context(frame), self.gate, self.handlers > 0)
+        key = (action.func, _context(frame), self.gate, self.handlers > 0, self.grad_mode)
         fragment = self.fragments.get(key)
         if fragment is None:
             fragment = self.fragments[key] = self._fragment(action.func, frame)
@@ -718,11 +740,17 @@ class Builder:
 
     def stmt_With(self, node: cst.With) -> None:
         gate = None
+        grad_mode = self.grad_mode
         for item in node.items:
             self.expr(item.item)
             gate = gate or self._accumulate_gate(item.item)
+            grad_mode = _grad_mode(item.item, grad_mode)
         if gate is None:
-            self.block(node.body)
+            saved_mode, self.grad_mode = self.grad_mode, grad_mode
+            try:
+                self.block(node.body)
+            finally:
+                self.grad_mode = saved_mode
             return
         self._kill(gate.names)
         before = self.preds
