@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from test_parallel import ALL, _with_a_team, needs_fork
 
-from zerograd_lint import dispatch
+from zerograd_lint import checker, dispatch
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.cli import main
@@ -171,6 +171,20 @@ def test_the_cache_is_neither_read_nor_written(tmp_path: Path) -> None:
     check_project(sources, cache=cache)  # written now
     again = check_project(sources, cache=cache, loops=True)
     assert [v.code for loop in again.loops for v in loop.verdicts] == ["ZG001"]
+
+
+def test_an_internal_error_in_the_whole_project_still_shows_each_files_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = checker.check_project
+
+    def check_project(sources, *args, **kwargs):  # an internal error, for the whole project only
+        if len(sources) > 1:
+            raise RuntimeError("boom")
+        return real(sources, *args, **kwargs)
+
+    monkeypatch.setattr(checker, "check_project", check_project)
+    assert run("--show-loops", "ZG001/no_clear.py", "quiet/clear_at_top.py").stdout.splitlines() == [
+        *SHOWN["ZG001/no_clear.py"], *SHOWN["quiet/clear_at_top.py"],
+    ]
 
 
 def _shown(sources: dict[str, bytes]):

@@ -157,6 +157,8 @@ def _check_alone(path: str, source: str | bytes, settings: Settings):
     from zerograd_lint.checker import Result, check_project
 
     try:
+        if settings.show_loops:  # its loops too, or an internal error elsewhere would hide them
+            return check_project({path: source}, settings.vocabulary, loops=True)
         return check_project({path: source}, settings.vocabulary)
     except (RecursionError, MemoryError) as exc:
         error = SourceError(path, f"too large or deeply nested to analyse ({type(exc).__name__})")
