@@ -117,6 +117,12 @@ def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
     return mode
 
 
+def _asks_grad_mode(test: cst.BaseExpression) -> bool:
+    """`torch.is_grad_enabled()`: a closure's `if torch.is_grad_enabled(): opt.zero_grad()` runs
+    its clear whenever the optimizer evaluates it (LBFGS does so with grad enabled)."""
+    return isinstance(test, cst.Call) and (dotted_name(test.func) or "").endswith("is_grad_enabled") and not test.args
+
+
 def _counter_from_one(node: cst.For) -> str | None:
     """`for i, x in enumerate(xs, start=1)` (or `enumerate(xs, 1)`): `i` runs from 1 to `len(xs)`."""
     iterable, target = node.iter, node.target
@@ -288,7 +294,7 @@ class Builder:
 
     def assume(self, test: cst.BaseExpression, truth: bool) -> None:
         test, module = self._condition(test, self.frame)
-        constant = _constant(test)
+        constant = _constant(test) if not _asks_grad_mode(test) else self.grad_mode
         if constant is not None:
             if constant != truth:
                 self.preds = []  # `if True:`, `while False:`, `if update_grad:` given True
