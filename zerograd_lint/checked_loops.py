@@ -38,8 +38,6 @@ MAY_BE_CLEARED = "may-be-cleared"  # only a call the analysis cannot see into, w
 # A loop with a backward and no step of any set (gradient inspection, an inner accumulation loop):
 NO_STEP = "no-step"
 
-QUIET = frozenset({CLEARED, STEPPED_AND_CLEARED, NO_BACKWARD, NEVER_STALE, MAY_BE_CLEARED})
-
 # The role of a call in a verdict: what it does for the set.
 CLEAR = "clear"  # clears it for certain
 ASSUMED_CLEAR = "assumed clear"  # clears a model taken to be the set's: the only set, built from what is unknown

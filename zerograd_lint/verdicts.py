@@ -29,7 +29,6 @@ from zerograd_lint import rules
 from zerograd_lint.bindings import Key, Resolver, last_name
 from zerograd_lint.checked_loops import CheckedLoop, Verdict
 from zerograd_lint.flow import Analysis, GaveUp, observe
-from zerograd_lint.graph import EVENT
 from zerograd_lint.sites import Site
 
 _STEPS = (ev.STEP, ev.STEP_CLEAR, ev.UPDATE)
