@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from zerograd_lint.cfg import Builder
 
 Actions = list[tuple[list[ev.Action], cst.CSTNode, "Frame"]]
-_GRADIENT_OPS = (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE)
+_GRADIENT_OPS = (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE, ev.PARTIAL)
+# What a condition may test and still leave the clear applying to every element: whether it has
+# a gradient to clear (`if p.grad is not None:`, `if p.requires_grad:`).
+_ABOUT_THE_GRADIENT = frozenset({"grad", "requires_grad", "data", "is_leaf"})
 
 
 def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
@@ -38,6 +41,7 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
             for call, where in builder.calls(expr):
                 record(classify.classify_call(call, where), call, where)
 
+    picked = _picked_by_a_condition(body)
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
         if isinstance(node, (cst.If, cst.While)):
             expression(node.test)
@@ -49,12 +53,45 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
                 if isinstance(small, (cst.Assign, cst.AnnAssign)):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for target in targets:
-                        record(classify.classify_assign(target, small.value, frame), small, frame)
+                        found = classify.classify_assign(target, small.value, frame)
+                        record(_partial(found) if node in picked else found, small, frame)
                 elif isinstance(small, cst.AugAssign):
                     record(classify.classify_augassign(small, frame), small, frame)
                 elif isinstance(small, cst.Del):
-                    record(classify.classify_assign(small.target, None, frame), small, frame)
+                    found = classify.classify_assign(small.target, None, frame)
+                    record(_partial(found) if node in picked else found, small, frame)
     return out
+
+
+def _picked_by_a_condition(body: cst.CSTNode) -> set[cst.CSTNode]:
+    """The statements of the body that run only for the elements a condition picks, other than
+    one about having a gradient at all (`if "last_layer" in name:`, `if not name.startswith(...)`)."""
+    picked: set[cst.CSTNode] = set()
+    for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, cst.If) and not _about_the_gradient(node.test):
+            picked.update(n for n in walk.nodes(node) if isinstance(n, cst.SimpleStatementLine))
+    return picked
+
+
+def _about_the_gradient(test: cst.BaseExpression) -> bool:
+    """`p.grad is not None`, `p.requires_grad and p.grad is not None`: attributes about the
+    gradient only, compared with None if at all; no call, no string, no other attribute."""
+    attributes = 0
+    for node in walk.nodes(test):
+        if isinstance(node, cst.Attribute):
+            if node.attr.value not in _ABOUT_THE_GRADIENT:
+                return False
+            attributes += 1
+        elif isinstance(node, cst.ComparisonTarget):
+            if not (isinstance(node.comparator, cst.Name) and node.comparator.value == "None"):
+                return False
+        elif isinstance(node, (cst.Call, cst.SimpleString, cst.Subscript)):
+            return False
+    return attributes > 0
+
+
+def _partial(actions: list[ev.Action]) -> list[ev.Action]:
+    return [ev.Event(ev.PARTIAL, a.keys) if isinstance(a, ev.Event) and a.op == ev.CLEAR_MODELS else a for a in actions]
 
 
 def applies_to_each(actions: Actions, targets: frozenset[str]) -> bool:

@@ -15,6 +15,8 @@ Operations:
     MAY_CLEAR      a call the analysis cannot see into, given the optimizers (or the objects
                    holding them) named by `keys`: it may clear them (weakly, see `_unseen`)
     REBIND         names bound to new objects: a new model or tensor starts with no `.grad`
+    PARTIAL        a clear of the parameters a condition picks (`if "last_layer" in name:
+                   p.grad = None`, to keep a layer frozen): the others keep theirs, no set is cleared
 A manual update (`p.data.add_(p.grad, alpha=-lr)`) is a STEP of the set `("params",) + root`.
 """
 
@@ -41,6 +43,7 @@ CLEAR_MODELS = "clear_models"
 OVERWRITE = "overwrite"
 MAY_CLEAR = "may_clear"
 REBIND = "rebind"
+PARTIAL = "partial"
 
 PARAMS = "params"
 
