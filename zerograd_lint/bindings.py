@@ -740,7 +740,7 @@ class Resolver:
         ]
         if not attrs:
             return []
-        classes = [cls] + [c for c in self._classes.values() if c is not cls and cls in self.class_chain(c)]
+        classes = [cls] + [c for c in list(self._classes.values()) if c is not cls and cls in self.class_chain(c)]
         return [self_key(c) + (attr,) for c in classes for attr in attrs]
 
 
