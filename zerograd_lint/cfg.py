@@ -680,14 +680,18 @@ class Builder:
         if not self.counted:
             return None
         if isinstance(test, cst.Name):
-            found = self.frame.scope.bindings.get(test.value, [])
+            _, found = self.frame.scope.lookup(test.value) or (None, [])
             if len(found) != 1 or not isinstance(found[0].value, cst.Comparison):
                 return None
             test = found[0].value
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
             return None
         test, frame = _as_the_caller_wrote(test, self.frame)
-        counted = [c for c in self.counted if c.frame is frame]
+        enclosing = []  # a nested function reads the names of the functions around it
+        while frame is not None:
+            enclosing.append(frame)
+            frame = frame.parent
+        counted = [c for c in self.counted if any(c.frame is f for f in enclosing)]
         if not counted:
             return None
         operator = test.comparisons[0].operator
@@ -844,9 +848,9 @@ def _spelt_out(test: cst.BaseExpression, scope, depth: int = 0) -> cst.BaseExpre
     if depth > 4:
         return test
     if isinstance(test, cst.Name):
-        found = scope.bindings.get(test.value, [])
+        owner, found = scope.lookup(test.value) or (scope, [])  # a closure reads its function's names
         if len(found) == 1 and not found[0].path and isinstance(found[0].value, _TESTS):
-            return _spelt_out(found[0].value, scope, depth + 1)
+            return _spelt_out(found[0].value, owner, depth + 1)
         return test
     if isinstance(test, cst.BooleanOperation):
         left, right = _spelt_out(test.left, scope, depth + 1), _spelt_out(test.right, scope, depth + 1)

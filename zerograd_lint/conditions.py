@@ -84,9 +84,14 @@ class FactMaker:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.facts(test.expression, not truth)
         if isinstance(test, cst.BooleanOperation):
-            if isinstance(test.operator, cst.And) and truth or isinstance(test.operator, cst.Or) and not truth:
-                return self.facts(test.left, truth) + self.facts(test.right, truth)
-            return []
+            # the whole test is a fact of its own: `if need_update:` and `if not need_update:` agree
+            # (spelt out, `last or (i + 1) % k == 0`) even where no part of it is known
+            conjunct = isinstance(test.operator, cst.And)  # the truth value that fixes both parts
+            parts = self.facts(test.left, conjunct) + self.facts(test.right, conjunct)
+            # a window's test (`last or (i + 1) % k == 0`) is kept as long as counters are
+            window = any(fact.key[0] in ("mod", "last", "window") for fact, _ in parts)
+            whole = [(self._fact(("window" if window else "expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+            return whole + parts if truth == conjunct else whole
         counter = self.last_iteration(test) if self.last_iteration is not None else None
         if counter is not None:
             return [(Fact(("last", counter), frozenset({counter}), True), truth)]

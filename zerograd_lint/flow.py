@@ -403,13 +403,23 @@ class _Machine:
         return self.obs
 
 
+_COUNTING = frozenset({"mod", "first", "last", "was_last", "unit", "window"})
+
+
 def _forget(state, level: int):
-    """A state with fewer facts: level 1 keeps counters and gates, level 2 keeps none."""
+    """A state with fewer facts. Level 1 forgets the conditions that call something (`hasattr(...)`,
+    `torch.isfinite(norm)`), keeping counters, windows, gates and the loop's settings
+    (`loss_scaler is not None`, `args.fp16`), which decide most of what runs together; level 2
+    keeps counters, windows and gates only."""
     if level == 0 or not state[1]:
         return state
     if level == 1:
-        return state[0], frozenset(f for f in state[1] if f[0].key[0] in ("mod", "first", "last", "was_last") or not f[0].stable)
-    return state[0], frozenset()
+        return state[0], frozenset(f for f in state[1] if f[0].key[0] in _COUNTING or f[0].stable or _is_gate(f[0]))
+    return state[0], frozenset(f for f in state[1] if f[0].key[0] in _COUNTING or _is_gate(f[0]))
+
+
+def _is_gate(fact) -> bool:
+    return not fact.stable and any("sync_gradients" in name for name in fact.names)
 
 
 def _correlated_facts(graph: Graph) -> set[tuple]:
