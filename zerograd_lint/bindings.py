@@ -35,8 +35,8 @@ OTHER = "other"
 UNKNOWN = "unknown"
 
 _KEY_METHODS = frozenset({"parameters", "named_parameters", "optimizers", "module"})
-_PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model", "setup", "setup_optimizers", "setup_module"})
-_WRAPPERS = frozenset(
+PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model", "setup", "setup_optimizers", "setup_module"})
+WRAPPERS = frozenset(
     {"DDP", "DistributedDataParallel", "DataParallel", "FSDP", "FullyShardedDataParallel",
      "compile", "to", "cuda", "cpu", "half", "float", "bfloat16", "unwrap_model", "fully_shard"}
 )
@@ -239,7 +239,7 @@ class Resolver:
             method = expr.func.attr.value
             if method in _KEY_METHODS and not expr.args:
                 return [k + (f"{method}()",) for k in self.keys(expr.func.value, frame, depth + 1)]
-            if method in _PREPARE_METHODS and len(expr.args) == 1:
+            if method in PREPARE_METHODS and len(expr.args) == 1:
                 return self.keys(expr.args[0].value, frame, depth + 1)
         return []
 
@@ -332,7 +332,7 @@ class Resolver:
         if isinstance(value, (cst.Tuple, cst.List)) and head < len(value.elements):
             return self.value_keys(value.elements[head].value, rest, frame, depth + 1)
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-            if value.func.attr.value in _PREPARE_METHODS and head < len(value.args):
+            if value.func.attr.value in PREPARE_METHODS and head < len(value.args):
                 return self.value_keys(value.args[head].value, rest, frame, depth + 1)
         base = self.keys(value, frame, depth + 1)
         return [self._append_path(k, path) for k in base]
@@ -708,7 +708,7 @@ class Resolver:
                     continue
                 last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
                 inner: list[Key] = []
-                if last in _WRAPPERS:
+                if last in WRAPPERS:
                     if isinstance(value.func, cst.Attribute) and last in ("to", "cuda", "cpu", "half", "float", "bfloat16"):
                         inner = self.keys(value.func.value, frame)
                     elif value.args:

@@ -25,7 +25,7 @@ from libcst.metadata import CodeRange
 
 from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import ACCELERATOR, Frame, Resolver, last_name, own_key
+from zerograd_lint.bindings import ACCELERATOR, PREPARE_METHODS, WRAPPERS, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
 from zerograd_lint.graph import (
     ASSUME,
@@ -115,6 +115,11 @@ def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
         disabled = item.args and isinstance(item.args[0].value, cst.Name) and item.args[0].value.value == "False"
         return mode if disabled else False
     return mode
+
+
+def _makes_a_new_object(call: cst.Call) -> bool:
+    last = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
+    return bool(last) and last not in WRAPPERS and last not in PREPARE_METHODS and last not in ("parameters", "module")
 
 
 def _asks_grad_mode(test: cst.BaseExpression) -> bool:
@@ -512,8 +517,13 @@ class Builder:
             self.expr(node.test)
 
     def _rebind(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
-        """A name bound to a new object: a new model or tensor has no `.grad` yet."""
+        """A name bound to a new object: a new model or tensor has no `.grad` yet. So is an
+        attribute given the result of a call that makes one (`self.image = torch.randn(...)`,
+        not `self.model = model.to(device)`, the same module)."""
         keys = []
+        value = getattr(node, "value", None)
+        if isinstance(target, cst.Attribute) and isinstance(value, cst.Call) and _makes_a_new_object(value):
+            keys.extend(self.resolver.keys(target, self.frame))
         for name, _ in _target_paths(target):
             found = self.frame.scope.lookup(name)
             if found is None or name in self.frame.locals:

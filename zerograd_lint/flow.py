@@ -155,8 +155,8 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
                 resolved[node] = Resolved(ev.CLEAR, strong=tuple(unknown))
             else:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
-        elif event.op == ev.REBIND:  # a new optimizer, or what the code shows the set is made of
-            gone = [s for s in sets if s in event.keys] + linked(event.keys, collections=False)
+        elif event.op == ev.REBIND:  # what the code shows the set is made of, made anew
+            gone = linked(event.keys, collections=False)  # (a new optimizer over old parameters keeps their .grad)
             if gone:
                 resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
         elif event.op == ev.MAY_CLEAR:  # the optimizer itself, a part of it, or what holds it
