@@ -94,6 +94,8 @@ class Guard:
                     param.snapshot = None
                 param.owners.append(opt)
                 opt.params.append(param)
+                if param.applied:  # `.grad` belongs to the tensor: a new optimizer over it inherits
+                    param.applied.add(opt)  # what an earlier step applied and nothing cleared
         self._handles += (
             optimizer.register_step_pre_hook(functools.partial(self._before_step, opt)),
             optimizer.register_step_post_hook(functools.partial(self._after_step, opt)),
