@@ -21,7 +21,7 @@ from zerograd_lint.plan import Plan
 from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.survey import MODULE, ModuleSurvey
+from zerograd_lint.survey import MODULE, ModuleSurvey, takes_an_engine
 
 
 def analyse_share(plan: Plan, words: Vocabulary, errors: dict[str, SourceError], share: list[Roots],
@@ -151,6 +151,10 @@ def _is_callback(scope: Scope, resolver: Resolver, callbacks: _Callbacks) -> boo
         )
         return manual or "manual_backward" in _names_called(scope.node)
     parent = scope.parent
+    if isinstance(scope.node, cst.FunctionDef):
+        parameters = scope.node.params
+        if takes_an_engine([p.name.value for p in (*parameters.posonly_params, *parameters.params)]):
+            return True
     return scope.name in callbacks.named or (
         parent is not None and parent.kind == "function" and parent.name in callbacks.factories
     )

@@ -105,9 +105,14 @@ class FactMaker:
             return [(self._fact(("unit", _text(self.module, expr)), [expr]), truth == positive)]
         counter = self._counter(test)
         if counter is not None:
-            (expr, modulus, offset), positive = counter
-            key = ("mod", _text(self.module, _strip_parens(expr)), _text(self.module, _strip_parens(modulus)), offset)
-            return [(self._fact(key, [expr, modulus]), truth == positive)]
+            (expr, modulus, offset, residue), positive = counter
+            divisor = _text(self.module, _strip_parens(modulus))
+            key = ("mod", _text(self.module, _strip_parens(expr)), divisor, offset - residue)
+            window = (self._fact(key, [expr, modulus]), truth == positive)
+            if not residue:
+                return [window]
+            # `i % k == 1` is `(i - 1) % k == 0` only where k > 1: true, it says so; false, nothing
+            return [window, (self._fact(("unit", divisor), [modulus]), False)] if truth == positive else []
         return [(self._fact(("expr", _text(self.module, _strip_parens(test))), [test]), truth)]
 
     @staticmethod
@@ -126,10 +131,11 @@ class FactMaker:
         return Fact(("expr", text), names, False)
 
     def _counter(self, test: cst.BaseExpression):
-        """`(E + 1) % K == 0` -> ((E, K, 1), True); `E % K != 0` -> ((E, K, 0), False); `E % K` -> ..."""
+        """`(E + 1) % K == 0` -> ((E, K, 1, 0), True); `E % K != 0` -> ((E, K, 0, 0), False);
+        `E % K == 1` -> ((E, K, 0, 1), True), the last being the residue; `E % K` -> ..."""
         if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
             parts = self._mod(test)
-            return (parts, False) if parts else None
+            return (parts + (0,), False) if parts else None
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
             return None
         comparison = test.comparisons[0]
@@ -143,8 +149,11 @@ class FactMaker:
             return None
         expr, modulus, offset = parts
         right = comparison.comparator
+        residue = 0
         if isinstance(right, cst.Integer) and right.value == "0":
             pass
+        elif isinstance(right, cst.Integer) and right.value in ("1", "2", "3"):
+            residue = int(right.value)
         elif (
             isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract)
             and isinstance(right.right, cst.Integer) and right.right.value == "1"
@@ -153,7 +162,7 @@ class FactMaker:
             offset += 1
         else:
             return None
-        return (expr, modulus, offset), isinstance(comparison.operator, cst.Equal)
+        return (expr, modulus, offset, residue), isinstance(comparison.operator, cst.Equal)
 
     @staticmethod
     def _mod(node: cst.BinaryOperation):

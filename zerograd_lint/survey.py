@@ -75,6 +75,9 @@ class ModuleSurvey:
     # `Engine(make_update(...))` names `make_update`, whose nested functions are such callbacks
     callbacks: set[str] = field(default_factory=set)
     callback_factories: set[str] = field(default_factory=set)
+    # `def update(engine, batch)`: Ignite's process function, by its signature (an Engine subclass
+    # hands it to `super().__init__(func)`, where no call shows it)
+    engine_callbacks: set[int] = field(default_factory=set)
     nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
     renamed: set[str] = field(default_factory=set)  # names imported under another (`import X as Y`)
@@ -110,6 +113,8 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         kind = type(node)
         if kind in _DEFS:
             survey.functions[node.lineno] = Function()
+            if takes_an_engine([a.arg for a in node.args.posonlyargs + node.args.args]):
+                survey.engine_callbacks.add(node.lineno)
             if owner != MODULE:
                 survey.nested[node.lineno] = owner
             named = survey.methods_named if in_class else survey.functions_named
@@ -195,6 +200,13 @@ def share_out(texts: Mapping[str, str], vocabulary: Vocabulary, helpers: list[pa
         return []
     shares = parallel.shares(sizes, len(helpers))
     return [helper.submit(surveys, vocabulary, share) for helper, share in zip(helpers, shares)]
+
+
+def takes_an_engine(parameters: list[str]) -> bool:
+    """`(engine, batch)`, `(self, engine, batch)`: the signature of an Ignite process function."""
+    if parameters[:1] in (["self"], ["cls"]):
+        parameters = parameters[1:]
+    return len(parameters) >= 2 and parameters[0] == "engine"
 
 
 def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: list[parallel.Job] = (),
@@ -393,7 +405,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         followed = frozenset(followed_in.get(path, ()))
         worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
         per_batch = {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
-        per_batch |= {l for name in factories for l in _nested_in(module, name)}
+        per_batch |= {l for name in factories for l in _nested_in(module, name)} | module.engine_callbacks
         roots = {l for l in training_in.get(path, ()) if l in per_batch}
         for line, function in module.functions.items():
             loop = function.in_loops
