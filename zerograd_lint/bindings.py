@@ -622,6 +622,13 @@ class Resolver:
             inner = Frame(scope, subst, None, frame.cls if scope.self_name else None)
             for returned in returns(definition):
                 kind, links = self._kind_of_value(returned, (), inner)
+                if kind == OPTIMIZER and links is not None:
+                    given = {k for keys in subst.values() for k in keys}
+                    if not any(related(l, g) for l in links for g in given):
+                        # built from what the factory gathered itself (yolov5's smart_optimizer
+                        # sorts `model.modules()` into lists): the models it was given
+                        links = {k for keys in subst.values() for k in keys if vocabulary.reads_as_model(last_name(k))}
+                        links = links or None
                 if kind in (OPTIMIZER, ENGINE, SCHEDULER):
                     return kind, links
             return None

@@ -83,6 +83,9 @@ class FactMaker:
         """Facts that hold when `test` evaluates to `truth`."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.facts(test.expression, not truth)
+        shifted = self._window_start(test)
+        if shifted is not None:
+            return self.facts(shifted, truth)
         if isinstance(test, cst.BooleanOperation):
             # the whole test is a fact of its own: `if need_update:` and `if not need_update:` agree
             # (spelt out, `last or (i + 1) % k == 0`) even where no part of it is known
@@ -114,6 +117,25 @@ class FactMaker:
             # `i % k == 1` is `(i - 1) % k == 0` only where k > 1: true, it says so; false, nothing
             return [window, (self._fact(("unit", divisor), [modulus]), False)] if truth == positive else []
         return [(self._fact(("expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+
+    def _window_start(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`i % k == 1 or k == 1` is `(i - 1) % k == 0` for every k: the start of each window."""
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)):
+            return None
+        for window, unit in ((test.left, test.right), (test.right, test.left)):
+            counter, one = self._counter(_strip_parens(window)), _unit(_strip_parens(unit))
+            if counter is None or one is None or not one[1]:
+                continue
+            (expr, modulus, offset, residue), positive = counter
+            if residue == 1 and offset == 0 and positive and _text(self.module, one[0]) == _text(self.module, _strip_parens(modulus)):
+                return cst.Comparison(
+                    cst.BinaryOperation(
+                        cst.BinaryOperation(expr, cst.Subtract(), cst.Integer("1"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+                        cst.Modulo(), modulus,
+                    ),
+                    [cst.ComparisonTarget(cst.Equal(), cst.Integer("0"))],
+                )
+        return None
 
     @staticmethod
     def first_iteration(counter: str) -> Fact:

@@ -156,7 +156,10 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             else:
                 resolved[node] = Resolved(ev.CLEAR, weak=tuple(unknown))
         elif event.op == ev.REBIND:  # what the code shows the set is made of, made anew
-            gone = linked(event.keys, collections=False)  # (a new optimizer over old parameters keeps their .grad)
+            gone = linked(event.keys, collections=False)
+            # a new optimizer over parameters the code shows are the old ones keeps their .grad;
+            # one made from what the code does not show (a factory of another package) starts anew
+            gone += [s for s in unknown if s in event.keys]
             if gone:
                 resolved[node] = Resolved(ev.REBIND, strong=tuple(gone))
         elif event.op == ev.MAY_CLEAR:  # the optimizer itself, a part of it, or what holds it
