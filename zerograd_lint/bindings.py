@@ -447,7 +447,7 @@ class Resolver:
             return []
         made = self._made(key[:1])
         if made is None:
-            return []
+            return self._own_attr_values(key)
         values = []
         for klass in self.class_chain(made.cls):
             for binding, method_scope in klass.self_attrs.get(key[1], []):
@@ -456,6 +456,20 @@ class Resolver:
                     subst = {**made.arguments, **subst}
                 values.append((binding, Frame(method_scope, subst, cls=made.cls)))  # `self` is this instance
         return values
+
+    def _own_attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
+        """`self.master_params` inside the class that sets it, made by a call the analysis does
+        not see: what its methods assign to it (`self.master_params = self.model_params`)."""
+        if not key[0].endswith(".self"):
+            return []
+        cls = self._classes.get(key[0][: -len(".self")])
+        if cls is None:
+            return []
+        return [
+            (binding, Frame(method, {method.self_name: [key[:1]]} if method.self_name else {}, cls=cls))
+            for klass in self.class_chain(cls)
+            for binding, method in klass.self_attrs.get(key[1], [])
+        ]
 
     def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
         """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`
@@ -674,7 +688,7 @@ class Resolver:
             keys = self.keys(expr, frame)
             out = {_strip_elements(k) for k in keys}
             for key in keys:
-                for binding, owner in self._values.get(key, []):
+                for binding, owner in self._values.get(key, []) + (self._attr_values(key) if len(key) == 2 else []):
                     if binding.value is not None and not binding.is_param:
                         out |= self.link_roots(binding.value, owner, depth + 1)
             return out
