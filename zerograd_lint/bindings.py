@@ -457,6 +457,16 @@ class Resolver:
                 values.append((binding, Frame(method_scope, subst, cls=made.cls)))  # `self` is this instance
         return values
 
+    def _gathered(self, key: Key) -> bool:
+        """A local bound only to empty containers (`g = [], [], []`), filled by the code after."""
+        bindings = self._values.get(_strip_elements(key), [])
+        return bool(bindings) and all(
+            isinstance(b.value, (cst.List, cst.Tuple, cst.Set)) and all(
+                isinstance(e.value, (cst.List, cst.Tuple, cst.Set)) and not e.value.elements for e in b.value.elements
+            ) or isinstance(b.value, (cst.List, cst.Set)) and not b.value.elements
+            for b, _ in bindings
+        )
+
     def _own_attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
         """`self.master_params` inside the class that sets it, made by a call the analysis does
         not see: what its methods assign to it (`self.master_params = self.model_params`)."""
@@ -593,7 +603,7 @@ class Resolver:
             return UNKNOWN, None
         if not isinstance(value, cst.Call):
             return UNKNOWN, None
-        factory = self._factory(value, frame)
+        factory = self._factory(value, frame, path)
         if factory is not None:
             return factory
         callee = self.qualified(value.func, frame)
@@ -618,9 +628,11 @@ class Resolver:
             return ENV, None
         return OTHER, None
 
-    def _factory(self, call: cst.Call, frame: Frame) -> tuple[str, set[Key] | None] | None:
-        """A project function that returns an optimizer (`build_optimizer(cfg, model)`): its
-        result is one, linked to what the caller passed for the parameters it was built from."""
+    def _factory(self, call: cst.Call, frame: Frame, path: Path = ()) -> tuple[str, set[Key] | None] | None:
+        """A project function that returns an optimizer (`build_optimizer(cfg, model)`), or one in
+        the tuple it returns (`model, opt = setup(...)`, with `path` its place): its result is one,
+        linked to what the caller passed for the parameters it was built from (or to what the
+        function built it from, when that is its own)."""
         func = call.func
         found = None
         if isinstance(func, cst.Name):
@@ -635,14 +647,16 @@ class Resolver:
             subst = {name: keys for name, value in bind_arguments(call, definition).items() if (keys := self.keys(value, frame))}
             inner = Frame(scope, subst, None, frame.cls if scope.self_name else None)
             for returned in returns(definition):
-                kind, links = self._kind_of_value(returned, (), inner)
-                if kind == OPTIMIZER and links is not None:
-                    given = {k for keys in subst.values() for k in keys}
-                    if not any(related(l, g) for l in links for g in given):
-                        # built from what the factory gathered itself (yolov5's smart_optimizer
-                        # sorts `model.modules()` into lists): the models it was given
-                        links = {k for keys in subst.values() for k in keys if vocabulary.reads_as_model(last_name(k))}
-                        links = links or None
+                if path and isinstance(path[0], int):
+                    if not (isinstance(returned, (cst.Tuple, cst.List)) and path[0] < len(returned.elements)):
+                        continue
+                    returned = returned.elements[path[0]].value
+                kind, links = self._kind_of_value(returned, path[1:], inner)
+                if kind == OPTIMIZER and links and all(self._gathered(link) for link in links):
+                    # built from lists the factory filled itself (yolov5's smart_optimizer sorts
+                    # `model.modules()` into them): linked to the models it was given
+                    links = {k for keys in subst.values() for k in keys if vocabulary.reads_as_model(last_name(k))}
+                    links = links or None
                 if kind in (OPTIMIZER, ENGINE, SCHEDULER):
                     return kind, links
             return None
@@ -725,6 +739,13 @@ class Resolver:
                     todo.append(stored)
             for binding, frame in self._values.get(key, []):
                 value = binding.value
+                if isinstance(value, cst.Call) and binding.path[:1] != (ELEMENT,):
+                    # `model, opt = setup(...)`: what the project function returned there
+                    for returned, inner in self._returned(value, binding.path, frame):
+                        for k in self.keys(returned, inner) if isinstance(returned, (cst.Name, cst.Attribute)) else ():
+                            if k not in out:
+                                out.add(k)
+                                todo.append(k)
                 if not isinstance(value, cst.Call) or binding.path:
                     continue
                 last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]

@@ -150,6 +150,9 @@ def _is_progress_bar(expr: cst.BaseExpression) -> bool:
 
 
 def _constant(test: cst.BaseExpression) -> bool | None:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _constant(test.expression)
+        return None if inner is None else not inner
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
         return test.value == "True"
     if isinstance(test, cst.Integer):
@@ -318,7 +321,26 @@ class Builder:
             and all(b.is_param for b in frame.scope.bindings.get(test.value, []))
         ):
             test, frame = frame.arguments[test.value], frame.caller
-        return _spelt_out(test, frame.scope), frame.scope.module
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._default(test.expression, frame)
+            if inner is not None:
+                return test.with_changes(expression=inner), frame.scope.module
+        return _spelt_out(self._default(test, frame) or test, frame.scope), frame.scope.module
+
+    @staticmethod
+    def _default(test: cst.BaseExpression, frame: Frame) -> cst.BaseExpression | None:
+        """A parameter the caller did not pass, of a function inlined at a call: its default
+        (`step_model(model, x, y, accelerator)` runs with `do_backward=True`)."""
+        if not (isinstance(test, cst.Name) and frame.caller is not None and test.value not in frame.arguments):
+            return None
+        node = frame.scope.node
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == test.value and param.default is not None and _constant(param.default) is not None:
+                return param.default
+        return None
 
     # ---------------------------------------------------------------- expressions and calls
 

@@ -5,7 +5,8 @@ or one statement, with the names resolved by `bindings.Resolver`, and say what i
 gradients. They never look at control flow: `cfg.py` does.
 
 Operations:
-    ACC            adds into .grad (`loss.backward()`, `accelerator.backward(loss)`, ...)
+    ACC            adds into .grad (`loss.backward()`, `accelerator.backward(loss)`, ...); `keys`:
+                   the objects the loss was computed from, where the code shows them, else none
     STEP           applies .grad of the gradient sets named by `keys`
     STEP_CLEAR     steps then clears (DeepSpeed engine `.step()`)
     UPDATE         accumulates, steps and clears (mmengine `optim_wrapper.update_params(loss)`)
@@ -27,7 +28,7 @@ from typing import Union
 
 import libcst as cst
 
-from zerograd_lint import vocabulary, walk
+from zerograd_lint import provenance, vocabulary, walk
 from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, last_name, param_root,
 )
@@ -171,9 +172,10 @@ class Classifier:
         if method == "backward":
             if r.qualified(recv, frame).endswith(_DIST_AUTOGRAD):
                 return []  # gradients live in a fresh dist_autograd context, not in .grad
-            return [Event(ACC)]
+            args = _positional(call)  # `accelerator.backward(loss)`, else `loss.backward()`
+            return [self._accumulates(args[0] if args else recv, frame)]
         if method == "manual_backward":
-            return [Event(ACC)]
+            return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
         target = r.module_function(func, frame)
         if target is not None:
             scope, function = target
@@ -224,10 +226,15 @@ class Classifier:
             return []  # `self.net(x)`, `critic.net(fake)`: a module attribute called, its forward
         return self._unseen(call, method, keys, frame)
 
+    def _accumulates(self, loss: cst.BaseExpression, frame: Frame) -> Event:
+        """A backward of `loss`, with the objects it was computed from where the code shows them
+        (`provenance.py`): its contributions go to their gradient sets."""
+        return Event(ACC, provenance.made_from(loss, frame, self.resolver) or ())
+
     def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
         full = f"{qualified}.{method}"
         if full.endswith("autograd.backward"):
-            return [Event(ACC)]
+            return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
         if method == "_foreach_zero_" and _positional(call):
             roots = self.resolver.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
@@ -286,7 +293,7 @@ class Classifier:
             return [self._inline(call, func, scope, frame, frame.cls if scope.self_name else None)]
         qualified = r.qualified(cst.Name(name), frame)
         if qualified.endswith("autograd.backward"):
-            return [Event(ACC)]
+            return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
         if qualified.endswith("_foreach_zero_") and _positional(call):
             roots = r.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]

@@ -64,6 +64,7 @@ class Resolved:
     strong: tuple[Key, ...] = ()  # cleared for certain
     weak: tuple[Key, ...] = ()  # may be cleared: cures staleness, never reported as a bad clear
     shared: tuple[Key, ...] = ()  # other sets over the same parameters: their fresh gradients were used
+    into: tuple[Key, ...] | None = None  # a backward: the sets its loss can reach (None: any)
 
 
 @dataclass
@@ -140,8 +141,10 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             others = tuple(k for k in sharing(keys) if k not in keys)
             strong = keys + others if event.op != ev.STEP else ()
             resolved[node] = Resolved(event.op, steps=keys, strong=strong, shared=others)
-        elif event.op == ev.ACC:
-            resolved[node] = Resolved(ev.ACC)
+        elif event.op == ev.ACC:  # into the sets of what the loss was computed from, where shown
+            reached = linked(event.keys, collections=False) if event.keys else []
+            into = tuple(dict.fromkeys(reached + unknown)) if reached else None
+            resolved[node] = Resolved(ev.ACC, into=into)
         elif event.op == ev.CLEAR:
             strong = sharing(tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys)))
             resolved[node] = Resolved(ev.CLEAR, strong=strong)
@@ -178,6 +181,7 @@ def attribute_backwards(graph: Graph, resolved: dict[int, Resolved]) -> dict[int
     all_sets = {k for r in resolved.values() for k in r.steps}
     for start in acc_nodes:
         found: set[Key] = set()
+        into = resolved[start].into
         # (a) a step before the next backward
         found |= _steps_reachable(graph, resolved, start, stop=lambda n: n in resolved and resolved[n].op == ev.ACC)
         # (b) a step of S before the next clear of S
@@ -185,7 +189,7 @@ def attribute_backwards(graph: Graph, resolved: dict[int, Resolved]) -> dict[int
             stop = lambda n, key=key: n in resolved and key in resolved[n].strong
             if key in _steps_reachable(graph, resolved, start, stop):
                 found.add(key)
-        result[start] = frozenset(found)
+        result[start] = frozenset(found if into is None else found.intersection(into))
     return result
 
 
@@ -320,7 +324,9 @@ class _Machine:
                     _cross(value.fresh, loop.id), _cross(value.stale, loop.id),
                     value.discarded._replace(crossed=value.discarded.crossed | {loop.id}) if value.discarded else None,
                 )
-            new_facts = advance(facts, loop.counters, lambda f: not f.stable or bool(f.names & loop.counters))
+            # Accelerate's sync state holds until the next `accumulate()` block (which forgets it):
+            # an inner loop's back edge (a check over parameters after the block) keeps it
+            new_facts = advance(facts, loop.counters, lambda f: not f.stable and not _is_gate(f) or bool(f.names & loop.counters))
             return [(tuple(sorted(crossed.items())), new_facts)]
         return [state]
 
