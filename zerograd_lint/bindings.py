@@ -43,6 +43,7 @@ WRAPPERS = frozenset(
 # Calls that make a new object with parameters of its own, not an alias of their argument.
 _COPIES = frozenset({"deepcopy", "copy", "clone"})
 _MAX_DEPTH = 12
+_REEXPORTS_READ = 20_000  # a package `__init__` larger than this is not parsed to follow its re-exports
 
 
 @dataclass(frozen=True)
@@ -172,9 +173,19 @@ class Resolver:
         if origin is None:
             return None
         found = self.project.resolve(origin, scope.module)
-        if found is None or not self.wanted(*found) or not self.load(found[0]):
-            return None
-        return found
+        for _ in range(4):  # a package's small `__init__` re-exporting it: `from gans.gan import GAN`
+            if found is None:
+                return None
+            module, name = found
+            if name is not None and len(module.text) < _REEXPORTS_READ and not self.wanted(module, name) and self.load(module):
+                again = module.root.imports.get(name)
+                if again is not None and name not in module.root.bindings:
+                    found = self.project.resolve(again, module)
+                    continue
+            if not self.wanted(*found) or not self.load(found[0]):
+                return None
+            return found
+        return None
 
     def function(self, name: str, frame: Frame) -> tuple[Scope, cst.FunctionDef] | None:
         """A function of the project called by name: nested, module-level, or imported."""

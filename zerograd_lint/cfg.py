@@ -406,6 +406,9 @@ class Builder:
         if action.func in self.stack or len(self.stack) > MAX_INLINE_DEPTH or not self.followed(action.func):
             return
         parent = next((f for f in reversed(self.frames) if f.scope is action.scope.parent), None)
+        if parent is None and action.enclosing is not None:  # a closure a factory made and returned
+            made = action.enclosing
+            parent = Frame(made.scope, made.subst, None, made.cls, arguments=made.arguments, caller=self.frame)
         frame = Frame(action.scope, action.subst, parent, action.cls, arguments=action.arguments, caller=self.frame)
         key = (action.func, _context(frame), self.gate, self.handlers > 0, self.grad_mode)
         fragment = self.fragments.get(key)

@@ -31,6 +31,7 @@ import libcst as cst
 from zerograd_lint import provenance, vocabulary, walk
 from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, last_name, param_root,
+    returns,
 )
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
@@ -71,6 +72,7 @@ class Inline:
     subst: dict[str, list[Key]]
     cls: Scope | None
     arguments: dict[str, cst.BaseExpression] = field(default_factory=dict)  # parameter -> argument
+    enclosing: "Inline | None" = None  # a closure made by a factory: the factory's call, for its free names
 
 
 @dataclass(frozen=True)
@@ -272,6 +274,9 @@ class Classifier:
             bound = frame.scope.lookup(expr.value)
             if bound is not None and len(bound[1]) == 1 and isinstance(bound[1][0].value, cst.Call):
                 expr = bound[1][0].value
+        made = self._made_closure(expr, frame)
+        if made is not None:
+            return made
         if isinstance(expr, cst.Call) and (dotted_name(expr.func) or "").rsplit(".", 1)[-1] == "partial" and expr.args:
             target = expr.args[0].value
             found = self.resolver.function(target.value, frame) if isinstance(target, cst.Name) else None
@@ -279,6 +284,24 @@ class Classifier:
                 scope, func = found
                 bound_call = expr.with_changes(func=target, args=expr.args[1:])
                 return self._inline(bound_call, func, scope, frame, frame.cls if scope.self_name else None)
+        return None
+
+    def _made_closure(self, expr: cst.BaseExpression, frame: Frame) -> Inline | None:
+        """`step(make_closure(model, x, y))`: the function a project factory defines and returns,
+        its free names bound to what the factory was given."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute))):
+            return None
+        r = self.resolver
+        found = r.function(expr.func.value, frame) if isinstance(expr.func, cst.Name) else r.module_function(expr.func, frame)
+        if found is None:
+            return None
+        scope, factory = found
+        nested = {node.name.value: node for node in factory.body.body if isinstance(node, cst.FunctionDef)}
+        for returned in returns(factory):
+            if isinstance(returned, cst.Name) and returned.value in nested:
+                closure = nested[returned.value]
+                outer = self._inline(expr, factory, scope, frame, frame.cls if scope.self_name else None)
+                return Inline(closure, r.scope_of(closure), {}, None, {}, outer)
         return None
 
     def _keys_event(self, op: str, expr: cst.BaseExpression, frame: Frame) -> list[Action]:

@@ -135,6 +135,10 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             words.note(node, function)
             if in_loop:
                 words.note(node, function.in_loops)
+        elif kind is ast.Return and type(node.value) is ast.Name:
+            # a factory returning the closure it defines (`return closure`): what calls the factory
+            # may run the closure (`optimizer.step(make_closure(...))`)
+            survey.functions[owner].names.add(node.value.id)
         # `a and b and c` is one node here, but LibCST nests one per operator: count them all
         deeper = depth + (len(node.values) - 1 if kind is ast.BoolOp else 1)
         body_of_class = kind is ast.ClassDef
