@@ -171,12 +171,13 @@ class Classifier:
         r = self.resolver
         method = func.attr.value
         recv = func.value
-        if method == "backward":
+        effect = vocabulary.CALLS.get(method)
+        if effect == vocabulary.ACCUMULATES and method == "backward":
             if r.qualified(recv, frame).endswith(_DIST_AUTOGRAD):
                 return []  # gradients live in a fresh dist_autograd context, not in .grad
             args = _positional(call)  # `accelerator.backward(loss)`, else `loss.backward()`
             return [self._accumulates(args[0] if args else recv, frame)]
-        if method == "manual_backward":
+        if effect == vocabulary.ACCUMULATES:  # `self.manual_backward(loss)`
             return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
         target = r.module_function(func, frame)
         if target is not None:
@@ -189,19 +190,19 @@ class Classifier:
         imported_object = kind in (OPTIMIZER, ENGINE) and head != "torch"  # `disc.optim`, `disc` imported
         if (head in vocabulary.HARMLESS_MODULES or head == "torch" or r.is_module(recv, frame)) and not imported_object:
             return self._module_function(call, qualified, method, frame)
-        if method == "step":
+        if effect == vocabulary.STEPS and method == "step":
             if kind not in (OPTIMIZER, ENGINE, SCALER):  # `self.step(x, y)`: a method of the project
                 inline = self._inline_method(call, recv, method, keys, frame)
                 if inline is not None:
                     return [inline]
             return self._step(call, keys, kind, frame)
-        if method == "zero_grad":
+        if effect == vocabulary.CLEARS and method == "zero_grad":
             if kind in (OPTIMIZER, ENGINE):
                 return [Event(CLEAR, tuple(keys), recv)]
             return [Event(CLEAR_MODELS, tuple(keys), recv)]
-        if method == "update_params" and kind == OPTIMIZER:
+        if effect == vocabulary.UPDATES and kind == OPTIMIZER:
             return [Event(UPDATE, tuple(keys))]
-        if method == "optimizer_step" and _positional(call):
+        if effect == vocabulary.STEPS and _positional(call):  # `accelerator.optimizer_step(opt)`
             return self._keys_event(STEP, _positional(call)[0], frame)
         owner = _grad_owner(recv)
         if owner is not None:
@@ -235,12 +236,13 @@ class Classifier:
 
     def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
         full = f"{qualified}.{method}"
-        if full.endswith("autograd.backward"):
+        effect = vocabulary.CALLS.get(method)
+        if effect == vocabulary.ACCUMULATES and full.endswith("autograd.backward"):
             return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
-        if method == "_foreach_zero_" and _positional(call):
+        if effect == vocabulary.CLEARS and _positional(call):  # `torch._foreach_zero_(grads)`
             roots = self.resolver.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
-        if method == "optimizer_step" and _positional(call):  # torch_xla's xm.optimizer_step(opt)
+        if effect == vocabulary.STEPS and _positional(call):  # torch_xla's xm.optimizer_step(opt)
             return self._keys_event(STEP, _positional(call)[0], frame)
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or vocabulary.is_harmless_function(method):
@@ -315,9 +317,10 @@ class Classifier:
             scope, func = found
             return [self._inline(call, func, scope, frame, frame.cls if scope.self_name else None)]
         qualified = r.qualified(cst.Name(name), frame)
-        if qualified.endswith("autograd.backward"):
+        effect = vocabulary.CALLS.get(name)
+        if effect == vocabulary.ACCUMULATES and qualified.endswith("autograd.backward"):
             return [self._accumulates(_positional(call)[0], frame) if _positional(call) else Event(ACC)]
-        if qualified.endswith("_foreach_zero_") and _positional(call):
+        if effect == vocabulary.CLEARS and qualified.startswith("torch") and _positional(call):
             roots = r.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
         if r.klass(name, frame.scope) is not None:

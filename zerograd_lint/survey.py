@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from zerograd_lint import parallel
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import Outline, outline, within
-from zerograd_lint.vocabulary import OPTIMIZER_CLASSES
+from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CLASSES, STEPS, UPDATES, calls_that
 
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
@@ -35,8 +35,8 @@ MAX_DEPTH = 1000
 CALLBACK_TAKERS = frozenset({"Engine", "DeterministicEngine"})
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
-_ACCUMULATING = frozenset({"backward", "manual_backward", "update_params"})
-_TOUCHING = frozenset({"step", "zero_grad", "update_params", "optimizer_step", "_foreach_zero_", "grad"})
+_ACCUMULATING = calls_that(ACCUMULATES, UPDATES)
+_TOUCHING = calls_that(STEPS, CLEARS, UPDATES) | {GRADIENT}
 MODULE = 0  # the line number that stands for a module's body
 _BUILTINS = frozenset(dir(builtins))
 
@@ -338,7 +338,7 @@ class _Words:
                 function.names.add(keyword.value.id)
 
 
-_STEPPING = frozenset({"step", "optimizer_step", "update_params"})
+_STEPPING = calls_that(STEPS, UPDATES)
 _PREPARING = frozenset({"prepare", "prepare_optimizer"})  # `accelerator.prepare(model, optimizer)`
 _UPDATING = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
 

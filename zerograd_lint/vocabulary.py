@@ -9,6 +9,30 @@ from __future__ import annotations
 
 import re
 
+# The calls the analysis knows by name and what each does to gradients. The prefilter's cues
+# (`select.py`), the survey's sets (`survey.py`) and the event classifier (`events.py`) all read this
+# one table, so that a spelling learnt once is known everywhere (`tests/test_vocabulary.py`).
+ACCUMULATES = "accumulates"  # adds into .grad
+STEPS = "steps"  # applies .grad (of an optimizer's parameters)
+CLEARS = "clears"  # sets .grad to None or zero
+UPDATES = "updates"  # accumulates, steps and clears in one call (mmengine)
+CALLS: dict[str, str] = {
+    "backward": ACCUMULATES,  # loss.backward(), accelerator.backward(loss), torch.autograd.backward(t)
+    "manual_backward": ACCUMULATES,  # Lightning
+    "step": STEPS,  # optimizer.step(), scaler.step(optimizer), engine.step()
+    "optimizer_step": STEPS,  # torch_xla's xm.optimizer_step(optimizer)
+    "zero_grad": CLEARS,  # optimizer.zero_grad(), model.zero_grad()
+    "_foreach_zero_": CLEARS,  # torch._foreach_zero_(grads)
+    "update_params": UPDATES,  # mmengine's optim_wrapper.update_params(loss)
+}
+GRADIENT = "grad"  # the attribute: `p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`
+
+
+def calls_that(*effects: str) -> frozenset[str]:
+    """The known call names with one of these effects."""
+    return frozenset(name for name, effect in CALLS.items() if effect in effects)
+
+
 # Classes and factories whose result is an optimizer (matched on the last component of the callee).
 OPTIMIZER_CLASSES = frozenset(
     {
