@@ -129,6 +129,7 @@ class Resolver:
         self._memo: dict[tuple[Frame, str], list[Key]] = {}
         self._methods: dict[str, Scope] = {}  # by qualified name, for `_stored_in_self`
         self._methods_of = -1  # how many modules were loaded when `_methods` was made
+        self._attr_roots: dict[Key, set[Key]] = {}  # `_attribute_roots`, by key
 
     # ---------------------------------------------------------------- modules and definitions
 
@@ -713,9 +714,11 @@ class Resolver:
             keys = self.keys(expr, frame)
             out = {_strip_elements(k) for k in keys}
             for key in keys:
-                for binding, owner in self._values.get(key, []) + (self._attr_values(key) if len(key) == 2 else []):
+                for binding, owner in self._values.get(key, []):
                     if binding.value is not None and not binding.is_param:
                         out |= self.link_roots(binding.value, owner, depth + 1)
+                if len(key) == 2 and key[0].endswith(".self"):
+                    out |= self._attribute_roots(key)
             return out
         if isinstance(expr, cst.Lambda):
             return set()
@@ -726,6 +729,18 @@ class Resolver:
             if isinstance(child, cst.BaseExpression):
                 out |= self.link_roots(child, frame, depth + 1)
         return out
+
+    def _attribute_roots(self, key: Key) -> set[Key]:
+        """What `self.x` is made of, by what the class's methods assign to it, once per key: a class
+        of hundreds of attributes assigned from one another (transformers' Trainer) is walked once."""
+        if key not in self._attr_roots:
+            self._attr_roots[key] = set()  # while it is being found: what it refers to in a cycle
+            out: set[Key] = set()
+            for binding, owner in self._own_attr_values(key):
+                if binding.value is not None and not binding.is_param:
+                    out |= self.link_roots(binding.value, owner, 1)
+            self._attr_roots[key] = out
+        return self._attr_roots[key]
 
     def sources(self, key: Key) -> set[Key]:
         """What a collection of parameters was made from: `params = list(model.parameters())`

@@ -700,7 +700,7 @@ class Builder:
                 lengths.add(f"len({_text(self.module.cst, iterable.args[0].value)})")
         lasts = set(lengths) if from_one else {f"{length}-1" for length in lengths}
         for name, bindings in self.frame.scope.bindings.items():
-            if len(bindings) == 1 and isinstance(bindings[0].value, (cst.Call, cst.BinaryOperation)) and not bindings[0].path:
+            if len(bindings) == 1 and _a_length(bindings[0].value) and not bindings[0].path:
                 value = _text(self.module.cst, bindings[0].value)
                 if value in lengths:
                     lengths.add(name)
@@ -732,6 +732,9 @@ class Builder:
         operator = test.comparisons[0].operator
         if not isinstance(operator, (cst.Equal, cst.GreaterThanEqual)):
             return None
+        names = {n.value for n in walk.nodes(test) if isinstance(n, cst.Name)}
+        if not any(c.counter in names for c in self.counted):
+            return None  # no counter of an enclosing loop in it: no text to make
         left, right = _text(self.module.cst, test.left), _text(self.module.cst, test.comparisons[0].comparator)
         pairs = [(left, right), (right, left)] if isinstance(operator, cst.Equal) else [(left, right)]
         for c in reversed(counted):
@@ -858,6 +861,13 @@ class Builder:
                 self.actions(actions, node)
             finally:
                 self.frames.pop()
+
+
+def _a_length(value: cst.BaseExpression | None) -> bool:
+    """`len(x)` or `len(x) - 1`, before its text is made."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+        value = value.left
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
 
 
 class _Counted(NamedTuple):

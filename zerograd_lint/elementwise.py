@@ -36,12 +36,19 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
         if actions:
             out.append((actions, node, where))
 
+    def assigned(actions: list[ev.Action], small: cst.CSTNode) -> None:
+        """`p.grad = None`: a clear, unless a condition picks the elements it runs for."""
+        if any(isinstance(a, ev.Event) and a.op == ev.CLEAR_MODELS for a in actions):
+            clears.append(len(out))
+        record(actions, small, frame)
+
     def expression(expr: cst.CSTNode | None) -> None:
         if expr is not None:
             for call, where in builder.calls(expr):
                 record(classify.classify_call(call, where), call, where)
 
-    picked = _picked_by_a_condition(body)
+    clears: list[int] = []  # where in `out` a clear by assignment was recorded
+
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
         if isinstance(node, (cst.If, cst.While)):
             expression(node.test)
@@ -53,13 +60,17 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
                 if isinstance(small, (cst.Assign, cst.AnnAssign)):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for target in targets:
-                        found = classify.classify_assign(target, small.value, frame)
-                        record(_partial(found) if node in picked else found, small, frame)
+                        assigned(classify.classify_assign(target, small.value, frame), small)
                 elif isinstance(small, cst.AugAssign):
                     record(classify.classify_augassign(small, frame), small, frame)
                 elif isinstance(small, cst.Del):
-                    found = classify.classify_assign(small.target, None, frame)
-                    record(_partial(found) if node in picked else found, small, frame)
+                    assigned(classify.classify_assign(small.target, None, frame), small)
+    if clears:  # only then: which statements a condition picks (a training loop's body is large)
+        picked = {small for line in _picked_by_a_condition(body) for small in line.body}
+        for i in clears:
+            actions, small, where = out[i]
+            if small in picked:
+                out[i] = (_partial(actions), small, where)
     return out
 
 
