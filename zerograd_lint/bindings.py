@@ -658,20 +658,25 @@ class Resolver:
         try:
             subst = {name: keys for name, value in bind_arguments(call, definition).items() if (keys := self.keys(value, frame))}
             inner = Frame(scope, subst, None, frame.cls if scope.self_name else None)
+            kinds: set[str] = set()
+            found_kind: tuple[str, set[Key] | None] | None = None
             for returned in returns(definition):
                 if path and isinstance(path[0], int):
                     if not (isinstance(returned, (cst.Tuple, cst.List)) and path[0] < len(returned.elements)):
                         continue
                     returned = returned.elements[path[0]].value
                 kind, links = self._kind_of_value(returned, path[1:], inner)
+                kinds.add(kind)
                 if kind == OPTIMIZER and links and all(self._gathered(link) for link in links):
                     # built from lists the factory filled itself (yolov5's smart_optimizer sorts
                     # `model.modules()` into them): linked to the models it was given
                     links = {k for keys in subst.values() for k in keys if vocabulary.reads_as_model(last_name(k))}
                     links = links or None
-                if kind in (OPTIMIZER, ENGINE, SCHEDULER):
-                    return kind, links
-            return None
+                if kind in (OPTIMIZER, ENGINE, SCHEDULER) and found_kind is None:
+                    found_kind = kind, links
+            if found_kind is not None and {OPTIMIZER, SCHEDULER} <= kinds:
+                return None  # an optimizer or a scheduler, as asked (`scheduler=...`): the name says which
+            return found_kind
         finally:
             self._factories.discard(definition)
 

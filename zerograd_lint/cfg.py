@@ -122,10 +122,19 @@ def _makes_a_new_object(call: cst.Call) -> bool:
     return bool(last) and last not in WRAPPERS and last not in PREPARE_METHODS and last not in ("parameters", "module")
 
 
-def _asks_grad_mode(test: cst.BaseExpression) -> bool:
+def _asks_grad_mode(test: cst.BaseExpression, frame: Frame) -> bool:
     """`torch.is_grad_enabled()`: a closure's `if torch.is_grad_enabled(): opt.zero_grad()` runs
-    its clear whenever the optimizer evaluates it (LBFGS does so with grad enabled)."""
-    return isinstance(test, cst.Call) and (dotted_name(test.func) or "").endswith("is_grad_enabled") and not test.args
+    its clear whenever the optimizer evaluates it (LBFGS does so with grad enabled). So does
+    `if loss.requires_grad:` of a value the function computed (`loss = loss.mean()`): it requires
+    grad unless computed under `torch.no_grad()` (not a parameter, nor an element of a loop)."""
+    if isinstance(test, cst.Call):
+        return (dotted_name(test.func) or "").endswith("is_grad_enabled") and not test.args
+    if isinstance(test, cst.Attribute) and test.attr.value == "requires_grad" and isinstance(test.value, cst.Name):
+        found = frame.scope.lookup(test.value.value)
+        return found is not None and bool(found[1]) and all(
+            not b.is_param and not b.path and isinstance(b.value, (cst.Call, cst.BinaryOperation)) for b in found[1]
+        )
+    return False
 
 
 def _counter_from_one(node: cst.For) -> str | None:
@@ -302,7 +311,7 @@ class Builder:
 
     def assume(self, test: cst.BaseExpression, truth: bool) -> None:
         test, module = self._condition(test, self.frame)
-        constant = _constant(test) if not _asks_grad_mode(test) else self.grad_mode
+        constant = _constant(test) if not _asks_grad_mode(test, self.frame) else self.grad_mode
         if constant is not None:
             if constant != truth:
                 self.preds = []  # `if True:`, `while False:`, `if update_grad:` given True
