@@ -963,6 +963,19 @@ _USABILITY = re.compile(
 _WINDOW = re.compile(r"(?i)accum|sync_grad|micro|should_step|do_step|update_step|step_now")
 
 
+def _empty(node: cst.CSTNode) -> bool:
+    """`len(x) == 0`, `len(x) <= 0`, `len(x) < 1`."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+        return False
+    left, target = node.left, node.comparisons[0]
+    counted = isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
+    bound = target.comparator.value if isinstance(target.comparator, cst.Integer) else None
+    return counted and (
+        bound == "0" and isinstance(target.operator, (cst.Equal, cst.LessThanEqual))
+        or bound == "1" and isinstance(target.operator, cst.LessThan)
+    )
+
+
 def _checks_usability(test: cst.BaseExpression) -> bool:
     """`torch.isfinite(norm)`, `not math.isfinite(loss.item())`, `found_inf`, `gradients_ok(model)`;
     not when the same test also tells whether the window is full (`(i + 1) % k == 0 and ok`): a
@@ -971,6 +984,8 @@ def _checks_usability(test: cst.BaseExpression) -> bool:
     for node in walk.nodes(test):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             return False
+        if _empty(node):  # `if len(outputs) <= 0: continue`: nothing came of the iteration
+            usable = True
         word = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
         if word is not None:
             if _WINDOW.search(word):
