@@ -219,7 +219,7 @@ class _ScopeBuilder:
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            scope.imports[local] = f"{module}.{name}" if module else name
+            scope.imports[local] = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
 
 
 _HANDLERS = {

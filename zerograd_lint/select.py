@@ -123,16 +123,17 @@ class _Index:
     @property
     def imports(self) -> list[tuple[str, str | set[str]]]:
         """(last part of a module's name, the names used from it, or the local name it is bound to):
-        `from a.b import c` gives ("b", {"c"}) and ("c", set()); `import a.b as m` gives ("b", "m")."""
+        `from a.b import c` gives ("b", {"c"}) and ("c", "c") (`c` may be a module: `c.f(...)`
+        uses its `f`); `import a.b as m` gives ("b", "m")."""
         if self._imports is None:
             text = self.import_lines
             found: list[tuple[str, str | set[str]]] = []
             for origin, names in _FROM.findall(text):
-                imported = {n.split()[0] for n in names.split(",") if n.split()}
+                aliases = [words for words in map(str.split, names.split(",")) if words]
                 module = origin.strip(".").rsplit(".", 1)[-1]
                 if module:
-                    found.append((module, imported))
-                found.extend((name, set()) for name in imported)
+                    found.append((module, {words[0] for words in aliases}))
+                found.extend((words[0], words[-1]) for words in aliases)
             for chunk in _IMPORT.findall(text):
                 for item in chunk.split(","):
                     words = item.split()
