@@ -215,3 +215,36 @@ async def test_other_languages_are_left_alone(client: LanguageClient, tmp_path: 
     params = await published(client, lambda: open_document(client, tmp_path / "train.py", TRAIN))
     assert params.uri == (tmp_path / "train.py").as_uri()
     assert list(client.diagnostics) == [(tmp_path / "train.py").as_uri()]
+
+
+SIBLING_STEP = """\
+def train_step(model, optimizer, x):
+    model(x).sum().backward()
+    optimizer.step()
+"""
+CALLS_THE_SIBLING = """\
+import torch
+from steps import train_step
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in data:
+    train_step(model, optimizer, x)
+"""
+
+
+@pytest.mark.asyncio
+async def test_the_document_is_checked_as_part_of_its_project(client: LanguageClient, tmp_path: Path) -> None:
+    """The step its loop calls is read from the module beside it; the document's own file on disk
+    (which clears) is not read in the buffer's place."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    (project / "steps.py").write_text(SIBLING_STEP)
+    path = project / "train.py"
+    path.write_text(CALLS_THE_SIBLING.replace("for x in data:\n", "for x in data:\n    optimizer.zero_grad()\n"))
+    params = await published(client, lambda: open_document(client, path, CALLS_THE_SIBLING))
+    assert spans(params) == [("ZG001", 4, 0, 4, 3)]
+    assert params.diagnostics[0].message == (
+        "optimizer.step() (steps.py line 3) applies gradients an earlier step already applied: "
+        "nothing clears them in this loop"
+    )

@@ -19,6 +19,8 @@ named `server` is checked as `zerograd-lint ./server` or `zerograd-lint check se
 Standard input: `-` among PATHS reads one source from stdin, reported under `--stdin-filename`
 (or `-`); that name also takes the place of `-` in the search for pyproject.toml, and with
 `--force-exclude` an excluded name means nothing is checked (what editors and pre-commit want).
+A file named by itself, and stdin's named file, are checked as part of their projects
+(`zerograd_lint.files.beside`); a folder named is the project.
 
 Fixing (`zerograd_lint.fix`), only when asked: `--fix` rewrites the files it checked from disk
 (notebooks never), atomically, then reports what remains (exit 1 if anything does); for stdin it
@@ -46,7 +48,7 @@ from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
 from zerograd_lint.codes import RULES
 from zerograd_lint.config import Config, ConfigError, find_config, load_config
-from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover
+from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.reading import Early
 from zerograd_lint.report import FORMATS
@@ -309,7 +311,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
-    report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early))
+    named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
+    report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
+                                                         named=named, selection=files)
     report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
     fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source
     unwritten = _write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0

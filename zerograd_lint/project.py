@@ -140,8 +140,13 @@ class Project:
     # import of several names (`from .utils import a, b, c`) looks for `.utils` once, not three times
     _found: dict[tuple[str, str, int], Module | None] = field(default_factory=dict, repr=False)
 
-    def add(self, path: str, text: str) -> Module:
-        name, folder = module_name(path) if path != "<stdin>" else ("<stdin>", os.getcwd())
+    def add(self, path: str, text: str, named: bool = True) -> Module:
+        """The module of a file. Not `named`: its dotted name and folder are left empty, for a file
+        listed only so that imports can name it (`find` and `resolve` read paths alone)."""
+        if not named:
+            name, folder = "", ""
+        else:
+            name, folder = module_name(path) if path != "<stdin>" else ("<stdin>", os.getcwd())
         module = Module(name, path, text, folder)
         self.modules[path] = module
         self._found.clear()  # a module added may be what an import names

@@ -1,7 +1,10 @@
 """Check many files: reading, notebooks, per-file errors, selection. No printing, no exiting.
 
 Every source of a run goes to the core in one `check_project` call, so a loop in one file that
-calls a training step in another is followed. A notebook goes in as the Python of its code cells
+calls a training step in another is followed. A file named by itself (pre-commit's changed files,
+an editor's buffer) is checked as part of its project: the files beside it that its analysis may
+need are read too (`zerograd_lint.files.beside`) and go in with it, and only the files asked for
+are reported (their findings, their errors). A notebook goes in as the Python of its code cells
 (`zerograd_lint.notebook`) and its findings come back placed in their cells.
 
 `fix_files` then fixes the reported findings where they can be (`zerograd_lint.fix`, which
@@ -11,14 +14,14 @@ as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from zerograd_lint import checked_loops
 from zerograd_lint.cache import Cache
-from zerograd_lint.files import read_source
+from zerograd_lint.files import FileSelection, read_source
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.reading import Early, Reader
@@ -58,24 +61,31 @@ class Report:
         self.fixes.fixed = [f for f in self.fixes.fixed if f.path != path]
 
 
-def check_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None) -> Report:
+def check_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None,
+                named: Collection[str] = (), selection: FileSelection = FileSelection()) -> Report:
     """Check these files (already discovered; a `Buffer` stands for a file whose text is given)
     as one project. Unreadable or unparsable files become errors. `early`: a first helper forked
-    before the files were known (see `zerograd_lint.reading`), closed by the time this returns."""
-    return _run(files, settings, fix=False, early=early)
+    before the files were known (see `zerograd_lint.reading`), closed by the time this returns.
+    `named`: the paths among `files` named by themselves rather than found in a folder, checked
+    as part of their projects, which are listed with `selection`'s excludes (see the module's
+    docstring)."""
+    return _run(files, settings, fix=False, early=early, named=named, selection=selection)
 
 
-def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None) -> Report:
+def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None,
+              named: Collection[str] = (), selection: FileSelection = FileSelection()) -> Report:
     """`check_files`, then fix what can be fixed: the report holds the findings of the sources as
     fixed, `Report.fixes` the fixed texts and what was declined. Nothing is written."""
-    return _run(files, settings, fix=True, early=early)
+    return _run(files, settings, fix=True, early=early, named=named, selection=selection)
 
 
-def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None) -> Report:
+def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None,
+         named: Collection[str], selection: FileSelection) -> Report:
     from zerograd_lint.checker import check_project
 
     report = Report()
-    if fix and early is not None:  # fixes are made from bytes, not read into an arena
+    # fixes are made from bytes, and so is the search beside named files: neither reads into an arena
+    if (fix or named) and early is not None:
         early.close()
         early = None
     reader = Reader(early)
@@ -100,17 +110,23 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             report.errors.append(SourceError(path, str(exc)))
             continue
         sources[path], notebooks[path] = notebook.source, notebook.index
+    asked = set(sources)
+    if named:
+        from zerograd_lint.files.beside import files_beside
+
+        sources.update(files_beside(named, sources, selection, settings.vocabulary))
     team = reader.sources(sources)
     try:
         cache = Cache(settings.cache) if settings.cache else None
         with team or nullcontext():
-            results = [check_project(sources, settings.vocabulary, cache, team=team, loops=settings.show_loops)]
+            results = [_only(asked, check_project(sources, settings.vocabulary, cache, team=team,
+                                                  loops=settings.show_loops))]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
-        results = [_check_alone(path, source, settings) for path, source in sources.items()]
-    report.loops = checked_loops.reported((loop for r in results for loop in r.loops), sources, settings, notebooks)
+        results = [_check_alone(path, sources[path], settings) for path in sources if path in asked]
+    report.loops = checked_loops.reported((loop for r in results for loop in r.loops), asked, settings, notebooks)
     if fix:
         report.unfixed = _reported(results, notebooks, settings)
-        report.fixes = _fix(sources, results, notebooks, settings)
+        report.fixes = _fix(sources, results, notebooks, settings, asked)
         results = [report.fixes.result]
     for result in results:
         for path, error in result.errors.items():
@@ -129,8 +145,16 @@ def _reported(results: list[Result], notebooks: dict[str, Index], settings: Sett
     return reported
 
 
+def _only(asked: set[str], result: Result) -> Result:
+    """What a result says of the files asked for, not of those read beside them."""
+    if asked.issuperset(result.findings) and asked.issuperset(result.errors):  # nothing was read beside them
+        return result
+    return replace(result, findings={p: f for p, f in result.findings.items() if p in asked},
+                   errors={p: e for p, e in result.errors.items() if p in asked})
+
+
 def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict[str, Index],
-         settings: Settings) -> Fixes:
+         settings: Settings, asked: set[str]) -> Fixes:
     from zerograd_lint.checker import Result, check_project
     from zerograd_lint.fix import Declined, Fixes, fix_project
 
@@ -142,7 +166,7 @@ def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict
                           errors={p: e for r in results for p, e in r.errors.items()}),
         )
     fixes = fix_project(
-        sources, results[0], lambda fixed: check_project(fixed, settings.vocabulary),
+        sources, results[0], lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
         wanted=lambda finding: settings.reports(finding.path, finding.code),
         vocabulary=settings.vocabulary, not_fixed=dict.fromkeys(notebooks, NOTEBOOKS_ARE_NOT_FIXED),
     )

@@ -47,7 +47,7 @@ _UPDATE = re.compile(r"-=|\+=|\.(?:add|sub|addcdiv|addcmul|copy|lerp)_\(")
 _GRAD = re.compile(r"\.grad\b")
 _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#;)]+)", re.MULTILINE)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
-_BASES = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start: see `_bases`
+_BASES = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start: see `base_names`
 _ROUNDS = 2
 
 
@@ -161,16 +161,23 @@ class _Index:
     def definitions(self) -> dict[str, str]:
         """The text of each module-level `def` or `class`, by name (the first, if several)."""
         if self._definitions is None:
-            text, self._definitions = self.text, {}
-            for match in map(_DEFINITION.match, repeat(text), _line_starts(text, ("def", "class", "async"))):
-                if match:
-                    after = _TOP.search(text, match.end())
-                    self._definitions.setdefault(match.group(1), text[match.start() : after.end() if after else len(text)])
+            self._definitions = definitions(self.text)
         return self._definitions
 
     def definition(self, name: str) -> str | None:
         """The text of the module-level `def` or `class` called `name`, if the file has one."""
         return self.definitions.get(name)
+
+
+def definitions(text: str) -> dict[str, str]:
+    """The text of each module-level `def` or `class`, by name (the first, if several): from its
+    `def` or `class` line to the next line that starts a new module-level statement."""
+    found: dict[str, str] = {}
+    for match in map(_DEFINITION.match, repeat(text), _line_starts(text, ("def", "class", "async"))):
+        if match:
+            after = _TOP.search(text, match.end())
+            found.setdefault(match.group(1), text[match.start() : after.end() if after else len(text)])
+    return found
 
 
 def lines_saying(text: str, words: tuple[str, ...]) -> str:
@@ -242,6 +249,15 @@ class _Cues:
     def trains(self, text: str) -> bool:
         return self.accumulates(text) and (self.steps_in(text) or self.touches(text))
 
+    def trains_by_itself(self, text: str) -> bool:
+        """Can the text hold a training loop by itself (the files chosen first)?"""
+        return self.accumulates(text) and self.steps_in(text)
+
+
+def cues(words: Vocabulary) -> _Cues:
+    """The text tests of a vocabulary: what a file, or a definition, mentions when it can take part."""
+    return _Cues(words)
+
 
 @dataclass
 class Scan:
@@ -262,7 +278,7 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
     out = Scan()
     for path in paths:
         text = texts[path]
-        if cues.accumulates(text) and cues.steps_in(text):
+        if cues.trains_by_itself(text):
             out.direct.add(path)
         if "optim" in text:
             out.imports[path] = _Index(texts, path).imports
@@ -286,7 +302,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
     for _ in range(_ROUNDS):
         grown: set[str] = set()
         for path in sorted(frontier):  # what the newly chosen files use
-            bases = _bases(texts[path])
+            bases = base_names(texts[path])
             for module, names in files[path].imports:
                 for candidate in by_stem.get(module, ()):
                     if candidate in chosen or candidate in grown or candidate.endswith(".pyi"):
@@ -304,7 +320,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
     return chosen
 
 
-def _bases(text: str) -> set[str]:
+def base_names(text: str) -> set[str]:
     """The last part of each base class named in a class statement's header on one line."""
     found = set()
     for match in _BASES.finditer(text):

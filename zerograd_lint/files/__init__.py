@@ -13,7 +13,9 @@ Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`
   that leads out of it (to `/`, to a sibling checkout) would pull in files that are not the
   project's own;
 - a path given explicitly is always checked, unless `force_exclude` is on and it is excluded
-  (pre-commit passes files one by one, so that is how a configured exclude holds there).
+  (pre-commit passes files one by one, so that is how a configured exclude holds there); a file
+  given explicitly is checked as part of its project (`beside.py` finds the files beside it that
+  its analysis needs).
 """
 
 from __future__ import annotations
@@ -101,6 +103,12 @@ def discover(paths: Iterable[str], selection: FileSelection = FileSelection()) -
             if real not in seen:
                 seen.add(real)
                 yield _display(path)
+
+
+def named_files(paths: Iterable[str]) -> list[str]:
+    """The paths among `paths` that name files rather than folders, spelt as `discover` gives them:
+    each is checked as part of its project (`zerograd_lint.files.beside`)."""
+    return [_display(path) for path in paths if os.path.exists(path) and not os.path.isdir(path)]
 
 
 _SUFFIXES = PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES

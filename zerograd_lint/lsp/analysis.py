@@ -4,8 +4,9 @@ configuration.
 The configuration is the one `zerograd-lint` would use for the document's file: the nearest
 pyproject.toml with a `[tool.zerograd-lint]` table above it (its selection, per-file ignores,
 vocabulary and excludes). A document its `exclude`/`extend-exclude` patterns exclude is not
-checked, as with `--force-exclude`. The document is checked on its own: the other files of the
-project are not read.
+checked, as with `--force-exclude`. The document is checked as part of its project, as a file
+named on the command line is (`zerograd_lint.files.beside`): the files beside it that its analysis
+needs are read from disk, the document's own file never (its text is the buffer's).
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ def analyse(path: str, source: str) -> Outcome:
         return Outcome(problem=str(exc), bad_configuration=True)
     options = config.options
     selection = FileSelection(config.root, tuple(options.get("exclude", DEFAULT_EXCLUDE)),
-                              tuple(options.get("extend_exclude", ())), respect_gitignore=False, force_exclude=True)
+                              tuple(options.get("extend_exclude", ())), options.get("respect_gitignore", True),
+                              force_exclude=True)
     if selection.is_excluded(path):
         return Outcome()
-    report = check_files([Buffer(path, source)], config.settings())
+    report = check_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
     if report.errors:
         return Outcome(problem=f"{report.errors[0].path}: {report.errors[0].reason}")
     return Outcome(sorted(report.findings))
