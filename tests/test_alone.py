@@ -302,3 +302,21 @@ def test_a_name_a_package_passes_on_is_followed_to_its_definition(project: Path)
     beside = files_beside(["train.py"], {"train.py": (project / "train.py").read_bytes()})
     assert sorted(beside) == ["trainers/__init__.py", "trainers/engine.py"]
     assert findings(run("train.py")).get("train.py", []) == findings(run(".")).get("train.py", [])
+
+
+def test_a_file_without_a_loop_is_checked_without_reading_what_uses_it(project: Path) -> None:
+    """It can hold no finding: the scripts that use it are not read (they would be, were it not to
+    parse: whether a run looks at it, and refuses it, depends on them)."""
+    helpers = "def clear(optimizer):\n    optimizer.zero_grad()\n"
+    uses = LOOP.replace("from steps import train_step", "import helpers").replace("train_step(", "helpers.clear(")
+    write(project, {"helpers.py": helpers, "train.py": uses})
+    read: list[str] = []
+
+    def reading(path: str) -> bytes:
+        read.append(path)
+        return Path(path).read_bytes()
+
+    assert files_beside(["helpers.py"], {"helpers.py": helpers}, read=reading) == {}
+    assert read == []
+    broken = helpers.replace("(optimizer)", "(optimizer")
+    assert list(files_beside(["helpers.py"], {"helpers.py": broken}, read=reading)) == ["train.py"]

@@ -10,12 +10,13 @@ it. So, for the files named by themselves:
   `setup.cfg` or `.git` (without one, the file's folder and the package it is in). Its Python
   files are listed as a run over that folder lists them (`exclude`, `.gitignore`, never a virtual
   environment): their names only.
-- The files that use a named file are read: those that import it and name one of its definitions
-  (whether a run looks at the named file at all depends on them), and, in turn, those that use
-  what can complete a loop of it (a definition holding a loop, a nested function or a
-  `training_step`; then their own definitions that name one). A user is followed only if a run
-  over the project could choose it: it mentions an optimizer, gradients or a backward (a model
-  subclassing `nn.Module` does not).
+- The files that use a named file are read, unless it holds no loop and parses (nothing they do
+  can give it a finding): those that import it and name one of its definitions (whether a run
+  looks at the named file at all depends on them), and, in turn, those that use what can
+  complete a loop of it (a definition holding a loop, a nested function or a `training_step`;
+  then their own definitions that name one). A user is followed only if a run over the project
+  could choose it: it mentions an optimizer, gradients or a backward (a model subclassing
+  `nn.Module` does not).
 - Then what all of these import, in turn, as far as a run could choose it (`select`), through
   any number of imports: a file that trains by itself, a definition imported (or called as
   `module.name(...)`) that mentions gradients or an optimizer, a base class.
@@ -32,6 +33,7 @@ the analysis, whose error for it the run does not report (it was not asked for).
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -120,7 +122,9 @@ class _Around:
         self.bases: dict[str, set[str]] = {}  # the base classes each file names
         self.called: dict[str, set[str]] = {}  # the attributes each file calls
         self.importing: dict[bytes, set[str]] | None = None  # see `_importing`
-        self.words: dict[str, tuple[set[str], set[str], dict[str, set[str]]]] = {}  # see `_words`
+        self.words: dict[str, tuple[set[str], dict[str, set[str]]]] = {}  # see `_words`
+        self.spelt: dict[str, set[bytes]] = {}  # see `_spelt`
+        self.trains: dict[str, bool | None] = {}  # a file trains by itself (None: it cannot be read)
         self.cues = cues(vocabulary)
         for path in sources:
             self._add(path, os.path.realpath(path))
@@ -171,9 +175,13 @@ class _Around:
 
         frontier: set[str] = set()
         for path in named:
-            if not path.endswith(NOTEBOOK_SUFFIXES):  # nothing imports a notebook
-                wanted[path] = reached(self._text(path) or "")
-                # any use of it: whether a run looks at it at all (and refuses it if it does not parse)
+            if path.endswith(NOTEBOOK_SUFFIXES):  # nothing imports a notebook
+                continue
+            text = self._text(path) or ""
+            wanted[path] = reached(text)
+            if wanted[path] or not _parses(text):
+                # any use of it decides whether a run looks at it at all: the analysis of its loops,
+                # its refusal if it does not parse (a file with no loop that parses holds no finding)
                 use(self._users_of(path, set(self._definitions(path)), wanted[path]), frontier)
         while frontier:
             grown: set[str] = set()
@@ -203,21 +211,24 @@ class _Around:
         found = {}
         importing = self._importing()
         candidates = importing.get(module, set()) | (importing.get(b".", set()) if in_package else set())
-        spelt = [name.encode() for name in used] if len(used) <= _FEW else []
+        spelt = {name.encode() for name in used}
         for path in sorted(candidates):
-            data = self._bytes(path) or b""
             if (
-                path == target
-                or (spelt and not any(name in data for name in spelt))  # a first look, in bytes
+                path == target or spelt.isdisjoint(self._spelt(path))
                 or target not in self._imports_of(path) or not self._may_train(path)
-                or used.isdisjoint(self._words(path)[0])
             ):
                 continue
-            _, imported, by_definition = self._words(path)
+            imported, by_definition = self._words(path)
             found[path] = (names & imported) | {
                 defined for defined, named in by_definition.items() if not named.isdisjoint(names)
             }
         return found
+
+    def _spelt(self, path: str) -> set[bytes]:
+        """The words of a file, from its bytes (most files are never decoded)."""
+        if path not in self.spelt:
+            self.spelt[path] = set(_WORD.findall(self._bytes(path) or b""))
+        return self.spelt[path]
 
     def _may_train(self, path: str) -> bool:
         """Can a file that uses another be chosen for it, as a run over the project chooses (it
@@ -226,12 +237,12 @@ class _Around:
         text = self._text(path) or ""
         return "optim" in text or self.cues.matters(text)
 
-    def _words(self, path: str) -> tuple[set[str], set[str], dict[str, set[str]]]:
-        """The names a file's text spells: in all, in its import lines, in each module-level definition."""
+    def _words(self, path: str) -> tuple[set[str], dict[str, set[str]]]:
+        """The names a file's text spells in its import lines, and in each module-level definition."""
         if path not in self.words:
             text = self._text(path) or ""
             self.words[path] = (
-                set(_NAME.findall(text)), set(_NAME.findall(lines_saying(text, ("import",)))),
+                set(_NAME.findall(lines_saying(text, ("import",)))),
                 {defined: set(_NAME.findall(block)) for defined, block in self._definitions(path).items()},
             )
         return self.words[path]
@@ -243,10 +254,12 @@ class _Around:
         `module.name(...)`) that mentions gradients or an optimizer, a base class of the
         importer's; and for a name a package's `__init__.py` passes on, the file that defines
         it, with the `__init__.py` (the analysis resolves the name through it)."""
-        text = self._text(target)
-        if text is None:
+        if target not in self.trains:
+            text = self._text(target)
+            self.trains[target] = None if text is None else self.cues.trains_by_itself(text)
+        if self.trains[target] is None:
             return []
-        if self.cues.trains_by_itself(text):
+        if self.trains[target]:
             return [target]
         found = self._definitions(target)
         bases = self._bases(importer)
@@ -356,13 +369,20 @@ def _import_words(data: bytes) -> set[bytes]:
     return words
 
 
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _last_name(path: str) -> str:
     """The last part of the module's name: what an absolute import of it spells out
     (`pkg/engine.py` -> `engine`, `pkg/__init__.py` -> `pkg`)."""
     return module_name(path)[0].rsplit(".", 1)[-1]
 
 
-_FEW = 8  # names looked for in a file's bytes one by one; more, among the words of its text
 _ATTRIBUTE_CALL = re.compile(r"\.(\w+)\s*\(")
 _WORD = re.compile(rb"\w+")
 _NAME = re.compile(r"\w+")
