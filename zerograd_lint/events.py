@@ -197,6 +197,10 @@ class Classifier:
                     return [inline]
             return self._step(call, keys, kind, frame)
         if effect == vocabulary.CLEARS and method == "zero_grad":
+            if kind not in (OPTIMIZER, ENGINE):  # a trainer's own `zero_grad()`: what its body does
+                inline = self._inline_method(call, recv, method, keys, frame)
+                if inline is not None:
+                    return [inline]
             if kind in (OPTIMIZER, ENGINE):
                 return [Event(CLEAR, tuple(keys), recv)]
             return [Event(CLEAR_MODELS, tuple(keys), recv)]
