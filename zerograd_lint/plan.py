@@ -155,6 +155,10 @@ def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, se
         module = project.modules[path]
         targets = (project.resolve(origin, module) for origin in found.imports)
         out[path] = {target[0].path for target in targets if target is not None}
+    for path, targets in out.items():  # through a package's `__init__`, what it re-exports
+        for target in list(targets):
+            if target.endswith("__init__.py") and target != path:
+                targets |= out.get(target, set())
     return out
 
 

@@ -297,7 +297,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
     by_stem: dict[str, list[str]] = {}
     for path in texts:
         by_stem.setdefault(_stem(path), []).append(path)
-    chosen = set(scanned.direct)
+    chosen = set(scanned.direct) | _halves(files, scanned, by_stem, cues)
     frontier = set(chosen)
     for _ in range(_ROUNDS):
         grown: set[str] = set()
@@ -318,6 +318,47 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
         chosen |= grown
         frontier = grown
     return chosen
+
+
+def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str]], cues: _Cues) -> set[str]:
+    """A file that mentions an optimizer and does half of training (it runs a backward, or it
+    steps), and the file it imports the other half from: `loss.backward(); state.apply_gradients()`
+    with the step in `state.py`, `optimizer.step(make_closure(...))` with the backward in the
+    closure's module. A package `__init__` that re-exports the name is looked through once."""
+    found: set[str] = set()
+    for path in sorted(scanned.imports):
+        if path in scanned.direct or path.endswith(".pyi"):
+            continue
+        file = files[path]
+        accumulates = cues.accumulates(file.text)
+        if not accumulates and not cues.steps_in(file.text):
+            continue
+        other = cues.steps_in if accumulates else cues.accumulates
+        for module, names in file.imports:
+            for name in file.used(names):
+                for source, via in _defining(files, by_stem, module, name):
+                    if other(files[source].definition(name) or ""):
+                        found |= {path, source} | via
+    return found
+
+
+def _defining(files: dict[str, _Index], by_stem: dict[str, list[str]], module: str, name: str) -> list[tuple[str, set[str]]]:
+    """The files named `module` that define `name`, or that re-export it from one that does: each
+    with the re-exporting file it is reached through (whose import the analysis follows too)."""
+    out: list[tuple[str, set[str]]] = []
+    for candidate in by_stem.get(module, ()):
+        if candidate.endswith(".pyi"):
+            continue
+        if files[candidate].definition(name) is not None:
+            out.append((candidate, set()))
+            continue
+        for again, names in files[candidate].imports if "import" in files[candidate].text else ():
+            if not isinstance(names, str) and name in names:
+                out.extend(
+                    (c, {candidate}) for c in by_stem.get(again, ())
+                    if not c.endswith(".pyi") and files[c].definition(name) is not None
+                )
+    return out
 
 
 def base_names(text: str) -> set[str]:
