@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from zerograd_lint import vocabulary
+from zerograd_lint import vocabulary, walk
 from zerograd_lint.scopes import dotted_name
 
 if TYPE_CHECKING:
@@ -28,17 +28,8 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 30
 
-# Methods of tensors and containers: the result depends on what the receiver depends on.
-_VALUE_METHODS = frozenset(
-    {
-        "mean", "sum", "pow", "sqrt", "exp", "log", "abs", "neg", "float", "double", "half", "to",
-        "view", "reshape", "squeeze", "unsqueeze", "flatten", "permute", "transpose", "contiguous",
-        "clamp", "clip", "mul", "div", "add", "sub", "norm", "max", "min", "softmax", "log_softmax",
-        "sigmoid", "tanh", "relu", "type_as", "expand", "expand_as", "repeat", "gather", "index_select",
-        "masked_fill", "get", "values", "items", "cuda", "cpu", "chunk", "split", "detach", "clone",
-        "squeeze_", "unsqueeze_", "mean_", "nansum", "nanmean", "prod", "cumsum", "long", "int",
-    }
-)
+# Methods whose result carries no gradient at all: nothing upstream of them gets one.
+_CUT = frozenset({"detach", "item", "tolist", "numpy", "detach_"})
 
 
 class _Unknown(Exception):
@@ -61,6 +52,7 @@ def _walk(expr, frame: Frame, r: Resolver, found: dict, depth: int, seen: set) -
     if isinstance(expr, cst.Name):
         _name(expr.value, frame, r, found, depth, seen)
     elif isinstance(expr, cst.Attribute):
+        _object(expr, frame, r, found)  # `self.model`, `model.head`: itself, and what holds it
         _walk(expr.value, frame, r, found, depth + 1, seen)  # `outputs.loss`: what outputs came from
     elif isinstance(expr, cst.Subscript):
         _walk(expr.value, frame, r, found, depth + 1, seen)
@@ -82,12 +74,15 @@ def _name(name: str, frame: Frame, r: Resolver, found: dict, depth: int, seen: s
     if name in ("True", "False", "None") or (frame, name) in seen:
         return
     seen.add((frame, name))
+    _object(cst.Name(name), frame, r, found)  # itself: a model, or what a module was built from
     if name in frame.locals:
         return  # a comprehension's target: an element of what it iterates, data
     lookup = frame.scope.lookup(name)
     if lookup is None:
         return  # a global the analysis does not see, or an import: no computation of its own
     scope, bindings = lookup
+    if name in _augmented(scope):
+        raise _Unknown  # `loss += ...`: what is added is not among its bindings
     owner = r.frame_for(scope, frame)
     if any(b.is_param for b in bindings):
         if name in owner.arguments and owner.caller is not None:  # what the caller passed
@@ -102,41 +97,52 @@ def _name(name: str, frame: Frame, r: Resolver, found: dict, depth: int, seen: s
 
 
 def _call(call: cst.Call, frame: Frame, r: Resolver, found: dict, depth: int, seen: set) -> None:
+    """What a call's result came from: its arguments, and the object called (`model(x)`, a
+    distribution `Categorical(logits=actor(obs))`, `G(z)`), or the receiver of a method
+    (`projector(x).var(0)`, `model.encode(x)`); nothing past a cut (`.detach()`, `.item()`)."""
     func = call.func
-    last = (dotted_name(func) or "").rsplit(".", 1)[-1]
-    if last[:1].isupper() and not isinstance(func, cst.Call):
-        if r.klass(dotted_name(func) or "", frame.scope) is not None:
-            raise _Unknown  # an object of a project class, made here: its `__call__` is not read here
-        return  # `Accelerator(...)`, `DataLoader(ds)`: a new object, data or settings, no loss
+    if isinstance(func, cst.Attribute) and func.attr.value in _CUT:
+        return
     for arg in call.args:
         _walk(arg.value, frame, r, found, depth + 1, seen)
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         head = (dotted_name(func) or "").split(".")[0]
-        if head == "torch" or head in vocabulary.HARMLESS_MODULES or r.is_module(func.value, frame):
+        named_as_module = (head == "torch" or head in vocabulary.HARMLESS_MODULES) and frame.scope.lookup(head) is None
+        if named_as_module or r.is_module(func.value, frame):  # not a local named `dist`
             if r.module_function(func, frame) is not None:
                 raise _Unknown  # a function of the project: its result may come from any model
             return  # `F.mse_loss(out, y)`, `torch.cat(...)`: what its arguments came from
-        if method in _VALUE_METHODS:
-            _walk(func.value, frame, r, found, depth + 1, seen)
-            return
         receiver = r.keys(func.value, frame)
         cls = r.instance_class(receiver[0]) if receiver else None
         if cls is not None and r.method(cls, method) is not None:
             raise _Unknown  # a method of a project class (`self.compute_loss(batch)`): not read here
         _object(func, frame, r, found)  # `model.encode(x)`, `self.model(x)`: that object is called
+        _walk(func.value, frame, r, found, depth + 1, seen)  # and what the receiver came from
         return
     if isinstance(func, cst.Name):
         if r.function(func.value, frame) is not None or r.klass(func.value, frame.scope) is not None:
-            raise _Unknown
+            raise _Unknown  # a function or class of the project: not read here
         if vocabulary.is_harmless_function(func.value):
             return  # `len(...)`, `float(...)`
-        _object(func, frame, r, found)  # `model(x)`, `criterion(out, y)`, `compute_loss(model, batch)`
+        _walk(func, frame, r, found, depth + 1, seen)  # `model(x)`: the model, and what it was made of
         for arg in call.args:
             if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                _object(arg.value, frame, r, found)
+                _object(arg.value, frame, r, found)  # `compute_loss(model, batch)`
         return
     _walk(func, frame, r, found, depth + 1, seen)
+
+
+_AUGMENTED: dict[int, frozenset[str]] = {}  # by id of a scope's node: names it augments (`x += ...`)
+
+
+def _augmented(scope) -> frozenset[str]:
+    key = id(scope.node)
+    if key not in _AUGMENTED:
+        _AUGMENTED[key] = frozenset(
+            n.target.value for n in walk.nodes(scope.node) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        )
+    return _AUGMENTED[key]
 
 
 def _object(expr: cst.BaseExpression, frame: Frame, r: Resolver, found: dict) -> None:
