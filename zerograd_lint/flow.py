@@ -228,6 +228,11 @@ class _Machine:
         self.attribution = attribution
         self.obs = Observations()
         self.correlated = _correlated_facts(graph)
+        self.lowest_offset: dict[tuple, int] = {}  # (counter, divisor): the lowest offset tested
+        for n, op in enumerate(graph.ops):
+            if op == ASSUME and graph.args[n][0].key[0] == "mod":
+                window, offset = graph.args[n][0].key[1:3], graph.args[n][0].key[3]
+                self.lowest_offset[window] = min(offset, self.lowest_offset.get(window, offset))
         self.units = {  # `k == 1` by `k`, where a window on `k` is tested too
             graph.args[n][0].key[1]: graph.args[n][0] for n, op in enumerate(graph.ops)
             if op == ASSUME and graph.args[n][0].key[0] == "unit" and graph.args[n][0].key in self.correlated
@@ -327,6 +332,13 @@ class _Machine:
             # Accelerate's sync state holds until the next `accumulate()` block (which forgets it):
             # an inner loop's back edge (a check over parameters after the block) keeps it
             new_facts = advance(facts, loop.counters, lambda f: not f.stable and not _is_gate(f) or bool(f.names & loop.counters))
+            # a window's fact shifted below every offset the code tests it at says nothing any
+            # more: kept, each window would multiply the states by its offsets (a GAN's two
+            # windows on two divisors made the analysis give up)
+            new_facts = frozenset(
+                f for f in new_facts
+                if f[0].key[0] != "mod" or f[0].key[3] >= self.lowest_offset.get(f[0].key[1:3], f[0].key[3])
+            )
             return [(tuple(sorted(crossed.items())), new_facts)]
         return [state]
 
