@@ -817,6 +817,10 @@ class Resolver:
         return [self_key(c) + (attr,) for c in classes for attr in attrs]
 
 
+# In what `bind_arguments` returns: the call has `*args` or `**kwargs`, so any parameter may be passed.
+STARRED = "*"
+
+
 def bind_arguments(call: cst.Call, func: cst.FunctionDef, skip_first: bool = False) -> dict[str, cst.BaseExpression]:
     """Which argument expression each parameter of `func` receives at `call` (defaults left out)."""
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
@@ -825,6 +829,9 @@ def bind_arguments(call: cst.Call, func: cst.FunctionDef, skip_first: bool = Fal
     named = set(params) | {p.name.value for p in func.params.kwonly_params}
     bound = dict(zip(params, [a.value for a in call.args if a.keyword is None and not a.star]))
     bound.update({a.keyword.value: a.value for a in call.args if a.keyword is not None and a.keyword.value in named})
+    starred = next((a.value for a in call.args if a.star), None)
+    if starred is not None:
+        bound[STARRED] = starred
     return bound
 
 

@@ -25,7 +25,7 @@ from libcst.metadata import CodeRange
 
 from zerograd_lint import elementwise, walk
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import ACCELERATOR, PREPARE_METHODS, WRAPPERS, Frame, Resolver, last_name, own_key
+from zerograd_lint.bindings import ACCELERATOR, PREPARE_METHODS, STARRED, WRAPPERS, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
 from zerograd_lint.graph import (
     ASSUME,
@@ -117,8 +117,14 @@ def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
     return mode
 
 
+# Methods of a module that return the module itself.
+_RETURN_SELF = frozenset({"train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad", "type", "to_empty"})
+
+
 def _makes_a_new_object(call: cst.Call) -> bool:
     last = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
+    if isinstance(call.func, cst.Attribute) and (last in _RETURN_SELF or last in WRAPPERS):
+        return False  # `self.model = self.model.train()`: the same module
     return bool(last) and last not in WRAPPERS and last not in PREPARE_METHODS and last not in ("parameters", "module")
 
 
@@ -342,6 +348,8 @@ class Builder:
         (`step_model(model, x, y, accelerator)` runs with `do_backward=True`)."""
         if not (isinstance(test, cst.Name) and frame.caller is not None and test.value not in frame.arguments):
             return None
+        if STARRED in frame.arguments:
+            return None  # `f(x, **options)`: it may have been passed
         node = frame.scope.node
         if not isinstance(node, cst.FunctionDef):
             return None
@@ -595,7 +603,9 @@ class Builder:
         while True:
             self.expr(node.test)
             before = self.preds
-            checked = _checks_usability(node.test)
+            # a check of the gradients or the loss, as the code spells it (`skip = torch.isnan(loss)`),
+            # on the last test of a chain: the branch that skips the step gives up what is pending
+            checked = not isinstance(node.orelse, cst.If) and _checks_usability(_spelt_out(node.test, self.frame.scope))
             on_true = self._branch(node.test, True, lambda: self.block(node.body), checked)
             taken.append(self.preds)
             self.preds = before
@@ -612,7 +622,7 @@ class Builder:
         last = self.preds
         for first, start, level in chained:  # once the rest of the chain is built, as `_branch` does
             self._idle_unless_acting(first, start, falls_through=bool(last) or any(taken[level:]))
-        if checked and not chained:
+        if checked:
             self._excuse_the_skipping_branch(on_true, on_false)
         self.preds = [n for exits in taken for n in exits] + last
 
@@ -672,7 +682,8 @@ class Builder:
             self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
         counter = counter or _counter_from_one(node)
         if counter is not None:
-            self.counted.append(_Counted(self.frame, counter, *self._lengths(node, _counter_from_one(node) is not None)))
+            from_one = _counter_from_one(node) is not None
+            self.counted.append(_Counted(self.frame, counter, *self._lengths(node, from_one), from_one))
 
         def body() -> None:
             self._rebind(node.target, node)
@@ -713,9 +724,13 @@ class Builder:
                 value = _text(self.module.cst, bindings[0].value)
                 if value in lengths:
                     lengths.add(name)
+                    if from_one:
+                        lasts.add(name)
+                    else:
+                        lasts.add(f"{name}-1")
                 elif value in lasts:
                     lasts.add(name)
-        return frozenset(lengths), frozenset(lasts | (set(lengths) if from_one else {f"{length}-1" for length in lengths}))
+        return frozenset(lengths), frozenset(lasts)
 
     def _last_iteration(self, test: cst.BaseExpression) -> str | None:
         """The counter of an enclosing loop of this function whose last iteration `test` tells:
@@ -748,7 +763,8 @@ class Builder:
         pairs = [(left, right), (right, left)] if isinstance(operator, cst.Equal) else [(left, right)]
         for c in reversed(counted):
             for ours, theirs in pairs:
-                if ours in (f"{c.counter}+1", f"({c.counter}+1)") and theirs in c.lengths or ours == c.counter and theirs in c.lasts:
+                plus_one = not c.from_one and ours in (f"{c.counter}+1", f"({c.counter}+1)") and theirs in c.lengths
+                if plus_one or ours == c.counter and theirs in c.lasts:
                     return c.counter
         return None
 
@@ -880,12 +896,14 @@ def _a_length(value: cst.BaseExpression | None) -> bool:
 
 
 class _Counted(NamedTuple):
-    """A loop counting its iterations from 0: how many it runs and the counter's last value, as texts."""
+    """A loop counting its iterations from 0 (or from 1): how many it runs and the counter's last
+    value, as texts."""
 
     frame: Frame
     counter: str
     lengths: frozenset[str]
     lasts: frozenset[str]
+    from_one: bool = False
 
 
 def _text(module: cst.Module, node: cst.CSTNode) -> str:

@@ -16,6 +16,7 @@ sees. `flow.py` then lets the backward deposit into every set, as before.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -133,16 +134,16 @@ def _call(call: cst.Call, frame: Frame, r: Resolver, found: dict, depth: int, se
     _walk(func, frame, r, found, depth + 1, seen)
 
 
-_AUGMENTED: dict[int, frozenset[str]] = {}  # by id of a scope's node: names it augments (`x += ...`)
+_AUGMENTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # scope -> names it augments (`x += ...`)
 
 
 def _augmented(scope) -> frozenset[str]:
-    key = id(scope.node)
-    if key not in _AUGMENTED:
-        _AUGMENTED[key] = frozenset(
+    found = _AUGMENTED.get(scope)
+    if found is None:
+        found = _AUGMENTED[scope] = frozenset(
             n.target.value for n in walk.nodes(scope.node) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
         )
-    return _AUGMENTED[key]
+    return found
 
 
 def _object(expr: cst.BaseExpression, frame: Frame, r: Resolver, found: dict) -> None:
