@@ -130,6 +130,9 @@ class Resolver:
         self._methods: dict[str, Scope] = {}  # by qualified name, for `_stored_in_self`
         self._methods_of = -1  # how many modules were loaded when `_methods` was made
         self._attr_roots: dict[Key, set[Key]] = {}  # `_attribute_roots`, by key
+        self._attr_finding: set[Key] = set()  # the keys `_attribute_roots` is finding now
+        self._stored: dict[tuple[Key, int], list[Key]] = {}  # `_stored_in_self`, by key and modules loaded
+        self._attr_cycle = False  # it met one of them again: the result found is partial
 
     # ---------------------------------------------------------------- modules and definitions
 
@@ -738,14 +741,26 @@ class Resolver:
     def _attribute_roots(self, key: Key) -> set[Key]:
         """What `self.x` is made of, by what the class's methods assign to it, once per key: a class
         of hundreds of attributes assigned from one another (transformers' Trainer) is walked once."""
-        if key not in self._attr_roots:
-            self._attr_roots[key] = set()  # while it is being found: what it refers to in a cycle
-            out: set[Key] = set()
+        if key in self._attr_roots:
+            return self._attr_roots[key]
+        if key in self._attr_finding:
+            self._attr_cycle = True  # what it is made of is still being found: the caller's is partial
+            return set()
+        self._attr_finding.add(key)
+        outer, self._attr_cycle = self._attr_cycle, False
+        out: set[Key] = set()
+        try:
             for binding, owner in self._own_attr_values(key):
                 if binding.value is not None and not binding.is_param:
                     out |= self.link_roots(binding.value, owner, 1)
+        finally:
+            self._attr_finding.discard(key)
+        if not self._attr_cycle or not self._attr_finding:
+            # complete, or the outermost of a cycle (which has seen all of it): the same whichever
+            # method of the class was read first
             self._attr_roots[key] = out
-        return self._attr_roots[key]
+        self._attr_cycle = outer or (self._attr_cycle and bool(self._attr_finding))
+        return out
 
     def sources(self, key: Key) -> set[Key]:
         """What a collection of parameters was made from: `params = list(model.parameters())`
@@ -798,6 +813,12 @@ class Resolver:
         local `model` that the method stores there (`self.model = model`)."""
         if len(key) != 1 or ":" not in key[0]:
             return []
+        memo = (key, len(self._loaded))  # more modules loaded may hold more subclasses
+        if memo not in self._stored:
+            self._stored[memo] = self._find_stored_in_self(key)
+        return self._stored[memo]
+
+    def _find_stored_in_self(self, key: Key) -> list[Key]:
         qualname, name = key[0].rsplit(":", 1)
         if self._methods_of != len(self._loaded):  # made again once more modules are loaded
             self._methods = {s.qualname: s for s in self._scopes.values() if s.self_name}

@@ -367,7 +367,8 @@ class Classifier:
         if vocabulary.says_harmless(name) or name in self.words.harmless:
             return []
         given = [k for k in self._arg_keys(call, frame) if self._may_hold_optimizer(k)]
-        reached = tuple(dict.fromkeys(list(receiver) + given))
+        holder = [k for k in receiver if self._may_hold_optimizer(k)]  # not `model.encode(x)`
+        reached = tuple(dict.fromkeys(holder + given))
         return [Event(MAY_CLEAR, reached)] if reached else []
 
     def _may_hold_optimizer(self, key: Key) -> bool:
