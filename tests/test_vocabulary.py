@@ -71,6 +71,8 @@ def test_the_survey_sees_each_known_call(name: str) -> None:
     [
         ("reset_grads", True), ("zero_gradients", True), ("clear_grad", True), ("free_grads", True),
         ("zero_grad", True), ("encode", False), ("grad_norm", False), ("reset", False), ("zeros_like", False),
+        ("resetGradients", True), ("grads_reset", True), ("freeze_grads", False), ("unfreeze_grad", False),
+        ("reset_grad_scaler", False), ("clear_grad_hooks", False), ("compute_grad_zero_ratio", False),
     ],
 )
 def test_names_that_say_they_clear(name: str, expected: bool) -> None:
@@ -84,6 +86,7 @@ def test_names_that_say_they_clear(name: str, expected: bool) -> None:
         ("save_checkpoint", True), ("load_state", True), ("state_dict", True), ("print_stats", True),
         ("loss_fn", True), ("train_context", True),
         ("train_step", False), ("sync_state", False), ("apply_gradients", False), ("closure", False),
+        ("optimize_loss", False), ("train_step_with_loss", False), ("loader_step", False), ("update_context", False),
     ],
 )
 def test_names_that_say_they_are_harmless(name: str, expected: bool) -> None:

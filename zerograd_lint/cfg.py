@@ -103,6 +103,11 @@ def _counter_from_zero(node: cst.For) -> str | None:
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
 
 
+def _ends_an_iterator(handler: cst.ExceptHandler) -> bool:
+    """`except StopIteration:`: the data ran out, an epoch's end, nothing failed."""
+    return isinstance(handler.type, (cst.Name, cst.Attribute)) and (dotted_name(handler.type) or "").endswith("StopIteration")
+
+
 def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
     """Grad mode inside `with item:`: off under `torch.no_grad()`, `torch.inference_mode()` (not
     `inference_mode(False)`), back on under `torch.enable_grad()`."""
@@ -111,6 +116,9 @@ def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
     last = (dotted_name(item.func) or "").rsplit(".", 1)[-1]
     if last == "enable_grad":
         return True
+    if last == "set_grad_enabled":  # `torch.set_grad_enabled(phase == "train")`: as given, if shown
+        given = _constant(item.args[0].value) if item.args else None
+        return mode if given is None else given
     if last in _NO_GRAD:
         disabled = item.args and isinstance(item.args[0].value, cst.Name) and item.args[0].value.value == "False"
         return mode if disabled else False
@@ -427,7 +435,8 @@ class Builder:
             made = action.enclosing
             parent = Frame(made.scope, made.subst, None, made.cls, arguments=made.arguments, caller=self.frame)
         frame = Frame(action.scope, action.subst, parent, action.cls, arguments=action.arguments, caller=self.frame)
-        key = (action.func, _context(frame), self.gate, self.handlers > 0, self.grad_mode)
+        counted = tuple((id(c.frame), c.counter) for c in self.counted)  # last-iteration tests read them
+        key = (action.func, _context(frame), self.gate, self.handlers > 0, self.grad_mode, counted)
         fragment = self.fragments.get(key)
         if fragment is None:
             fragment = self.fragments[key] = self._fragment(action.func, frame)
@@ -796,13 +805,15 @@ class Builder:
         if node.orelse is not None:
             self.block(node.orelse.body)
         exits = self.preds
-        self.handlers += 1
         for handler in node.handlers:
             self.preds = list(dict.fromkeys(sources))
-            self.emit(EXCUSE)  # an iteration that failed gives up what it accumulated
+            failed = not _ends_an_iterator(handler)  # `except StopIteration:` is an epoch's end
+            if failed:
+                self.emit(EXCUSE)  # an iteration that failed gives up what it accumulated
+            self.handlers += failed
             self.block(handler.body)
+            self.handlers -= failed
             exits = exits + self.preds
-        self.handlers -= 1
         self.preds = exits
         if final:
             self.ctx.pop()

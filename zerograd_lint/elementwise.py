@@ -81,6 +81,9 @@ def _picked_by_a_condition(body: cst.CSTNode) -> set[cst.CSTNode]:
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         if isinstance(node, cst.If) and not _about_the_gradient(node.test):
             picked.update(n for n in walk.nodes(node) if isinstance(n, cst.SimpleStatementLine))
+            if any(isinstance(n, cst.Continue) for n in walk.nodes(node.body)):
+                # `if "head" not in name: continue`: what follows runs for the elements it lets by
+                picked.update(n for n in walk.nodes(body) if isinstance(n, cst.SimpleStatementLine))
     return picked
 
 

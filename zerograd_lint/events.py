@@ -206,7 +206,7 @@ class Classifier:
             return [Event(CLEAR_MODELS, tuple(keys), recv)]
         if effect == vocabulary.UPDATES and kind == OPTIMIZER:
             return [Event(UPDATE, tuple(keys))]
-        if effect == vocabulary.STEPS and _positional(call):  # `accelerator.optimizer_step(opt)`
+        if method in vocabulary.STEPS_WHAT_IT_IS_GIVEN and _positional(call):  # `accelerator.optimizer_step(opt)`
             return self._keys_event(STEP, _positional(call)[0], frame)
         owner = _grad_owner(recv)
         if owner is not None:
@@ -246,7 +246,7 @@ class Classifier:
         if effect == vocabulary.CLEARS and _positional(call):  # `torch._foreach_zero_(grads)`
             roots = self.resolver.link_roots(_positional(call)[0], frame)
             return [Event(CLEAR_MODELS, tuple(roots))] if roots else [Event(MAY_CLEAR, ())]
-        if effect == vocabulary.STEPS and _positional(call):  # torch_xla's xm.optimizer_step(opt)
+        if method in vocabulary.STEPS_WHAT_IT_IS_GIVEN and _positional(call):  # torch_xla's xm.optimizer_step(opt)
             return self._keys_event(STEP, _positional(call)[0], frame)
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or vocabulary.is_harmless_function(method):

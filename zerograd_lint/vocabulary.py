@@ -26,6 +26,8 @@ CALLS: dict[str, str] = {
     "update_params": UPDATES,  # mmengine's optim_wrapper.update_params(loss)
 }
 GRADIENT = "grad"  # the attribute: `p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`
+# Calls that step (or clear) the optimizer they are given, whatever their receiver.
+STEPS_WHAT_IT_IS_GIVEN = frozenset({"optimizer_step"})
 
 
 def calls_that(*effects: str) -> frozenset[str]:
@@ -137,18 +139,29 @@ def _tokens(name: str) -> list[str]:
 
 # A call the analysis cannot see into clears only when its name says so (rules.md): it contains
 # `zero_grad`, or `zero`, `clear`, `reset` or `free` together with `grad`.
-_SAYS_CLEARS = re.compile(r"(?i)zero_?grad|(zero|clear|reset|free).*grad|grad.*(zero|clear|reset|free)")
+_CLEARING = frozenset({"zero", "zeros", "clear", "clears", "reset", "resets", "free", "frees"})
+_GRADIENTS = frozenset({"grad", "grads", "gradient", "gradients"})
+# what a gradient word names when followed by one of these: not the gradients themselves
+_NOT_THE_GRADIENTS = frozenset({"scaler", "hook", "hooks", "norm", "norms", "ratio", "clip", "fn", "mode"})
 # Names that say a call given the optimizer leaves its gradients alone: learning rates, schedules,
 # logging, saving and loading, losses and contexts (`self.loss_fn(out, y)`, `with self.train_context():`).
 _SAYS_HARMLESS = re.compile(
-    r"(?i)(^|_)lr($|_)|learning_rate|schedul|^_*log|^_*save|^_*load|checkpoint|^state_dict$|^_*print|^_*(get|set)_lr"
-    r"|(^|_)loss(es)?($|_)|criterion|context$|(^|_)ctx$"
+    r"(?i)(^|_)lr($|_)|learning_rate|schedul|^_*log(_|$|ging)|^_*save(_|$)|^_*load(_|$)|checkpoint|^state_dict$"
+    r"|^_*print|^_*(get|set)_lr|^loss(es)?(_|$)|^compute_loss(es)?$|loss_fn$|criterion|^(train_|eval_)?context$|(^|_)ctx$"
 )
 
 
 def says_clears(name: str) -> bool:
-    """`reset_grads`, `zero_gradients`, `clear_grad`, `free_grads`, `zero_grad`."""
-    return bool(_SAYS_CLEARS.search(name))
+    """`reset_grads`, `zero_gradients`, `clear_grad`, `free_grads`, `zero_grad`; not `freeze_grads`,
+    `reset_grad_scaler` nor `clear_grad_hooks`."""
+    if "zero_grad" in name.lower() or "zerograd" in name.lower():
+        return True
+    tokens = _tokens(name)
+    for i, token in enumerate(tokens):
+        if token in _GRADIENTS and not (i + 1 < len(tokens) and tokens[i + 1] in _NOT_THE_GRADIENTS):
+            # the verb before its object (`reset_grads`), or last (`grads_reset`)
+            return any(t in _CLEARING for t in tokens[:i]) or tokens[-1] in _CLEARING
+    return False
 
 
 def says_harmless(name: str) -> bool:
