@@ -725,7 +725,7 @@ class Resolver:
                 for binding, owner in self._values.get(key, []):
                     if binding.value is not None and not binding.is_param:
                         out |= self.link_roots(binding.value, owner, depth + 1)
-                if len(key) == 2 and key[0].endswith(".self"):
+                if len(key) == 2:
                     out |= self._attribute_roots(key)
             return out
         if isinstance(expr, cst.Lambda):
@@ -739,8 +739,9 @@ class Resolver:
         return out
 
     def _attribute_roots(self, key: Key) -> set[Key]:
-        """What `self.x` is made of, by what the class's methods assign to it, once per key: a class
-        of hundreds of attributes assigned from one another (transformers' Trainer) is walked once."""
+        """What `self.x` (or `trainer.x`) is made of, by what the class's methods assign to it, once
+        per key: a class of hundreds of attributes assigned from one another (transformers'
+        Trainer) is walked once."""
         if key in self._attr_roots:
             return self._attr_roots[key]
         if key in self._attr_finding:
@@ -750,7 +751,7 @@ class Resolver:
         outer, self._attr_cycle = self._attr_cycle, False
         out: set[Key] = set()
         try:
-            for binding, owner in self._own_attr_values(key):
+            for binding, owner in self._attr_values(key):
                 if binding.value is not None and not binding.is_param:
                     out |= self.link_roots(binding.value, owner, 1)
         finally:

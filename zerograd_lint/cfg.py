@@ -614,7 +614,7 @@ class Builder:
             before = self.preds
             # a check of the gradients or the loss, as the code spells it (`skip = torch.isnan(loss)`),
             # on the last test of a chain: the branch that skips the step gives up what is pending
-            checked = not isinstance(node.orelse, cst.If) and _checks_usability(_spelt_out(node.test, self.frame.scope))
+            checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(_spelt_out(node.test, self.frame.scope))
             on_true = self._branch(node.test, True, lambda: self.block(node.body), checked)
             taken.append(self.preds)
             self.preds = before
@@ -1003,6 +1003,31 @@ def _empty(node: cst.CSTNode) -> bool:
         bound == "0" and isinstance(target.operator, (cst.Equal, cst.LessThanEqual))
         or bound == "1" and isinstance(target.operator, cst.LessThan)
     )
+
+
+_WINDOW_WORDS = frozenset({"step", "steps", "update", "updates", "window", "boundary", "sync", "synced"})
+
+
+def _gives_up_when_skipped(test: cst.BaseExpression) -> bool:
+    """Does a step this test guards give up what is pending when it is skipped? Yes, unless the
+    test tells whether an accumulation window is full (rules.md: ZG003 is about a step skipped
+    *because gradients are still being accumulated*): a modulo, a name about accumulating or
+    syncing, or about the step or update itself (`should_step`, `need_update`); a check that the
+    gradients or the loss are usable always does (`torch.isfinite(norm)`), and so does a step
+    skipped for another reason (`if not skip_points:`)."""
+    if _checks_usability(test):
+        return True
+    for node in walk.nodes(test):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return False
+        word = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
+        if word is not None and (_WINDOW.search(word) or _WINDOW_WORDS.intersection(_words(word))):
+            return False
+    return True
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", name) if w]
 
 
 def _checks_usability(test: cst.BaseExpression) -> bool:

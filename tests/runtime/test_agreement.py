@@ -59,12 +59,21 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return json.loads(out.read_text())
 
 
+# Where the two must differ: gradients really thrown away at run time, on purpose, for a reason
+# the code states and a run cannot see (rules.md, "Deliberate discards are not ZG003"). The guard
+# observes the discard; the linter, reading why the step was skipped, stays quiet.
+INTENDED = {
+    "quiet/step_skipped_by_a_flag_of_the_caller.py": {"ZG003"},  # a flag skips the step, not a window
+}
+
+
 @pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_guard_observes_what_the_linter_reports(path: Path, observed: dict[str, dict]) -> None:
     result = observed[str(path)]
     assert "error" not in result, f"the fixture fails (static-only, if it cannot run): {result}"
     guard, linter = set(result["codes"]), linted(path)
-    assert guard == linter, f"guard {sorted(guard)} != linter {sorted(linter)} (no suppression)"
+    expected = linter | INTENDED.get(path.relative_to(FIXTURES).as_posix(), set())
+    assert guard == expected, f"guard {sorted(guard)} != linter {sorted(linter)} (no suppression)"
 
 
 def test_enough_fixtures_are_compared() -> None:
