@@ -399,13 +399,16 @@ class Resolver:
         if len(key) == 1 and key[0].endswith(".self"):
             cls = self._classes.get(key[0].removesuffix(".self"))
             result = _Made(cls, None, {}) if cls is not None else None
-        else:
-            for binding, frame in self._values.get(key, []):
-                if isinstance(binding.value, cst.Call) and not binding.path:
-                    name = dotted_name(binding.value.func)
+        else:  # a name, or an attribute (`self.discriminator = Discriminator(...)`)
+            for binding, frame in self._values.get(key, []) + (self._attr_values(key) if len(key) > 1 else []):
+                value = binding.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in WRAPPERS:
+                    value = value.func.value  # `Discriminator(...).to(device)`: the same object
+                if isinstance(value, cst.Call) and not binding.path:
+                    name = dotted_name(value.func)
                     cls = self.klass(name, frame.scope) if name else None
                     if cls is not None:
-                        result = self._made_by(cls, binding.value, frame)
+                        result = self._made_by(cls, value, frame)
                         break
         self._instance[key] = result
         return result
@@ -458,15 +461,16 @@ class Resolver:
     def _attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
         if len(key) in (2, 3) and key[1] == "optimizers()":
             return self._configured_optimizers(key)
-        if len(key) != 2:
+        if len(key) < 2 or len(key) > 4 or any(part.startswith("[") or part.endswith("()") for part in key[1:]):
             return []
-        made = self._made(key[:1])
+        owner = key[:-1]  # `trainer.optimizer`, and `self.discriminator.optimizer` too
+        made = self._made(owner)
         if made is None:
-            return self._own_attr_values(key)
+            return self._own_attr_values(key) if len(key) == 2 else []
         values = []
         for klass in self.class_chain(made.cls):
-            for binding, method_scope in klass.self_attrs.get(key[1], []):
-                subst = {method_scope.self_name: [key[:1]]} if method_scope.self_name else {}
+            for binding, method_scope in klass.self_attrs.get(key[-1], []):
+                subst = {method_scope.self_name: [owner]} if method_scope.self_name else {}
                 if method_scope is made.init:
                     subst = {**made.arguments, **subst}
                 values.append((binding, Frame(method_scope, subst, cls=made.cls)))  # `self` is this instance
