@@ -87,7 +87,7 @@ HARMLESS_METHODS = frozenset(
         "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
         "register_buffer", "register_parameter", "get_submodule", "extra_repr", "apply",
         # optimizers, schedulers and scalers (the events themselves are classified before this list)
-        "param_groups", "add_param_group", "unscale_", "update", "scale", "get_scale",
+        "param_groups", "add_param_group", "unscale_", "update", "scale", "get_scale", "scale_loss",
         "get_last_lr", "get_lr", "clip_grad_norm_", "clip_grad_value_", "clip_gradients", "clip_grad_norm",
         "multiply_grads", "unscale_grads", "consolidate_state_dict",
         # logging, metrics, progress
