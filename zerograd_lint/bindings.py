@@ -181,7 +181,10 @@ class Resolver:
             if found is None:
                 return None
             module, name = found
-            if name is not None and len(module.text) < _REEXPORTS_READ and not self.wanted(module, name) and self.load(module):
+            if (
+                name is not None and module.path.endswith("__init__.py") and len(module.text) < _REEXPORTS_READ
+                and not self.wanted(module, name) and self.load(module)
+            ):
                 again = module.root.imports.get(name)
                 if again is not None and name not in module.root.bindings:
                     found = self.project.resolve(again, module)

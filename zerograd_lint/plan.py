@@ -148,6 +148,11 @@ def _project(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Proj
     return project
 
 
+# A package `__init__` larger than this is a library's namespace (torch's), not a few re-exports:
+# what it imports does not make every module importing it near them all.
+_REEXPORTS_READ = 20_000
+
+
 def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, set[str]]:
     """The project modules each module imports (by path)."""
     out: dict[str, set[str]] = {}
@@ -155,9 +160,9 @@ def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, se
         module = project.modules[path]
         targets = (project.resolve(origin, module) for origin in found.imports)
         out[path] = {target[0].path for target in targets if target is not None}
-    for path, targets in out.items():  # through a package's `__init__`, what it re-exports
+    for path, targets in out.items():  # through a small package `__init__`, what it re-exports
         for target in list(targets):
-            if target.endswith("__init__.py") and target != path:
+            if target.endswith("__init__.py") and target != path and len(project.modules[target].text) < _REEXPORTS_READ:
                 targets |= out.get(target, set())
     return out
 

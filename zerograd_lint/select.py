@@ -210,25 +210,41 @@ def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
 
 
 def _callers(files: dict[str, _Index], importers: dict[str, list[str]], sources: set[str], known: set[str],
-             trains) -> set[str]:
-    """Files that mention an optimizer and import from `sources` a definition that `trains`.
+             trains, by_stem: dict[str, list[str]]) -> set[str]:
+    """Files that mention an optimizer and import from `sources` a definition that `trains`, also
+    through a package `__init__` that re-exports it (chosen with them).
     `importers`: the files that mention an optimizer, by the last part of each module they import."""
     training = {path: {name for name, block in files[path].definitions.items() if trains(block)} for path in sources}
     stems: dict[str, list[str]] = {}
     for path in sorted(sources):
         if training[path]:  # a file none of whose definitions trains has no caller to find
             stems.setdefault(_stem(path), []).append(path)
+    reexported: dict[str, list[tuple[str, set[str]]]] = {}  # a package's stem: (its __init__, names from a source)
+    for stem, paths in stems.items():
+        for source in paths:
+            folder = os.path.dirname(source)
+            for _ in range(3):  # the packages around a source: `pkg/__init__.py` re-exporting `pkg.gan.GAN`
+                init = os.path.join(folder, "__init__.py")
+                if init in files and init != source and init not in known and "import" in files[init].text:
+                    names = {n for module, ns in files[init].imports if module == stem and not isinstance(ns, str) for n in ns}
+                    names &= training[source]  # what trains, only
+                    if names:
+                        reexported.setdefault(_stem(init), []).append((init, names))
+                folder = os.path.dirname(folder)
     found = set()
-    for path in sorted({p for stem in stems for p in importers.get(stem, ())}):
+    for path in sorted({p for stem in list(stems) + list(reexported) for p in importers.get(stem, ())}):
         if path in known:
             continue
         file = files[path]
-        if any(
-            not training[source].isdisjoint(file.used(names))
-            for module, names in file.imports
-            for source in stems.get(module, ())
-        ):
-            found.add(path)
+        for module, names in file.imports:
+            if module not in stems and module not in reexported:
+                continue  # what it uses from there is not looked for (a regex over its text)
+            used = file.used(names)
+            if any(not training[source].isdisjoint(used) for source in stems.get(module, ())):
+                found.add(path)
+            for init, exported in reexported.get(module, ()):
+                if not exported.isdisjoint(used):
+                    found |= {path, init}
     return found
 
 
@@ -312,7 +328,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
                         if block is not None and (name in bases or cues.matters(block)):
                             grown.add(candidate)
                             break
-        grown |= _callers(files, importers, frontier, chosen | grown, cues.trains)
+        grown |= _callers(files, importers, frontier, chosen | grown, cues.trains, by_stem)
         if not grown:
             break
         chosen |= grown
@@ -333,13 +349,29 @@ def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str
         accumulates = cues.accumulates(file.text)
         if not accumulates and not cues.steps_in(file.text):
             continue
+        # training code builds its optimizer (a library's internals that run a backward seldom
+        # do: torch has none); tested last, a pattern of many names being slow
+        if not _builds_optimizer(file.text):
+            continue
         other = cues.steps_in if accumulates else cues.accumulates
         for module, names in file.imports:
-            for name in file.used(names):
+            if isinstance(names, str):
+                continue  # `import engine`: only what `from engine import step` names is looked for
+            for name in names:
                 for source, via in _defining(files, by_stem, module, name):
                     if other(files[source].definition(name) or ""):
                         found |= {path, source} | via
     return found
+
+
+_OPTIM_CALL = re.compile(r"\boptim\.\w+\s*\(")
+
+
+def _builds_optimizer(text: str) -> bool:
+    """`torch.optim.SGD(`, `optim.AdamW(`, `LBFGS(`: substrings first, each found fast."""
+    return ("optim." in text and _OPTIM_CALL.search(text) is not None) or any(
+        f"{name}(" in text for name in OPTIMIZER_CLASSES
+    )
 
 
 def _defining(files: dict[str, _Index], by_stem: dict[str, list[str]], module: str, name: str) -> list[tuple[str, set[str]]]:

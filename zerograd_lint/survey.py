@@ -106,6 +106,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     leaves = () if words.plain_touching else (ast.Name,)
     # node, owner, in a class body, in a loop of the owner, depth
     stack: list[tuple[ast.AST, int, bool, bool, int]] = [(tree, MODULE, False, False, 0)]
+    returned: list[tuple[int, str]] = []  # (function, name it returns)
     while stack:
         node, owner, in_class, in_loop, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -136,9 +137,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             if in_loop:
                 words.note(node, function.in_loops)
         elif kind is ast.Return and type(node.value) is ast.Name:
-            # a factory returning the closure it defines (`return closure`): what calls the factory
-            # may run the closure (`optimizer.step(make_closure(...))`)
-            survey.functions[owner].names.add(node.value.id)
+            returned.append((owner, node.value.id))
         # `a and b and c` is one node here, but LibCST nests one per operator: count them all
         deeper = depth + (len(node.values) - 1 if kind is ast.BoolOp else 1)
         body_of_class = kind is ast.ClassDef
@@ -152,6 +151,11 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
                         raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
                 else:
                     stack.append((child, owner, body_of_class, in_loop, deeper))
+    for owner, name in returned:
+        # a factory returning a closure it defines (`return closure`): what calls the factory may
+        # run the closure (`optimizer.step(make_closure(...))`); any other name returned is data
+        if any(survey.nested.get(line) == owner for line in survey.functions_named.get(name, ())):
+            survey.functions[owner].names.add(name)
     def_lines = sorted(line for line in survey.functions if line != MODULE)
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
