@@ -140,8 +140,10 @@ _AUGMENTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # scope -> 
 def _augmented(scope) -> frozenset[str]:
     found = _AUGMENTED.get(scope)
     if found is None:
-        found = _AUGMENTED[scope] = frozenset(
-            n.target.value for n in walk.nodes(scope.node) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        body = scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node
+        found = _AUGMENTED[scope] = frozenset(  # its own statements: not those of the functions it defines
+            n.target.value for n in walk.nodes(body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
         )
     return found
 

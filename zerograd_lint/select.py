@@ -343,7 +343,7 @@ def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str
     closure's module. A package `__init__` that re-exports the name is looked through once."""
     found: set[str] = set()
     for path in sorted(scanned.imports):
-        if path in scanned.direct or path.endswith(".pyi"):
+        if path in scanned.direct or path.endswith(".pyi") or len(files[path].text) > _HALF_AT_MOST:
             continue
         file = files[path]
         accumulates = cues.accumulates(file.text)
@@ -365,6 +365,9 @@ def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str
 
 
 _OPTIM_CALL = re.compile(r"\boptim\.\w+\s*\(")
+# A file that does half of training and imports the other half is a script or a small module;
+# a larger one is a library's (torch's autograd, its tests), whose halves are not looked for.
+_HALF_AT_MOST = 60_000
 
 
 def _builds_optimizer(text: str) -> bool:
