@@ -217,6 +217,7 @@ class Builder:
         self.inlined: set[cst.FunctionDef] = set()  # by the graph being built
         self.fragments: dict[tuple, Fragment] = {}
         self._facts: dict[tuple[cst.CSTNode, bool], list] = {}
+        self._spelled: dict[tuple, cst.BaseExpression] = {}  # `_spelt`, by (test, scope)
         self._sites: dict[cst.CSTNode, Site] = {}
 
     # ---------------------------------------------------------------- entry points
@@ -348,7 +349,15 @@ class Builder:
             inner = self._default(test.expression, frame)
             if inner is not None:
                 return test.with_changes(expression=inner), frame.scope.module
-        return _spelt_out(self._default(test, frame) or test, frame.scope), frame.scope.module
+        return self._spelt(self._default(test, frame) or test, frame.scope), frame.scope.module
+
+    def _spelt(self, test: cst.BaseExpression, scope) -> cst.BaseExpression:
+        """`_spelt_out`, once per test and scope: the same node each time, so that the facts made
+        of it are made once too (a new node would miss `_facts`)."""
+        key = (test, scope)
+        if key not in self._spelled:
+            self._spelled[key] = _spelt_out(test, scope)
+        return self._spelled[key]
 
     @staticmethod
     def _default(test: cst.BaseExpression, frame: Frame) -> cst.BaseExpression | None:
@@ -614,7 +623,7 @@ class Builder:
             before = self.preds
             # a check of the gradients or the loss, as the code spells it (`skip = torch.isnan(loss)`),
             # on the last test of a chain: the branch that skips the step gives up what is pending
-            checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(_spelt_out(node.test, self.frame.scope))
+            checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(self._spelt(node.test, self.frame.scope))
             on_true = self._branch(node.test, True, lambda: self.block(node.body), checked)
             taken.append(self.preds)
             self.preds = before
