@@ -210,7 +210,7 @@ def _line_starts(text: str, words: tuple[str, ...]) -> list[int]:
 
 
 def _callers(files: dict[str, _Index], importers: dict[str, list[str]], sources: set[str], known: set[str],
-             trains, by_stem: dict[str, list[str]]) -> set[str]:
+             trains, by_stem: dict[str, list[str]], trains_itself=None) -> set[str]:
     """Files that mention an optimizer and import from `sources` a definition that `trains`, also
     through a package `__init__` that re-exports it (chosen with them).
     `importers`: the files that mention an optimizer, by the last part of each module they import."""
@@ -227,7 +227,8 @@ def _callers(files: dict[str, _Index], importers: dict[str, list[str]], sources:
                 init = os.path.join(folder, "__init__.py")
                 if init in files and init != source and init not in known and "import" in files[init].text:
                     names = {n for module, ns in files[init].imports if module == stem and not isinstance(ns, str) for n in ns}
-                    names &= training[source]  # what trains, only
+                    # what trains by itself, only (a GAN whose step runs backward and steps)
+                    names = {n for n in names & training[source] if trains_itself(files[source].definition(n) or "")}
                     if names:
                         reexported.setdefault(_stem(init), []).append((init, names))
                 folder = os.path.dirname(folder)
@@ -328,7 +329,7 @@ def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]
                         if block is not None and (name in bases or cues.matters(block)):
                             grown.add(candidate)
                             break
-        grown |= _callers(files, importers, frontier, chosen | grown, cues.trains, by_stem)
+        grown |= _callers(files, importers, frontier, chosen | grown, cues.trains, by_stem, cues.trains_by_itself)
         if not grown:
             break
         chosen |= grown
@@ -372,8 +373,11 @@ _HALF_AT_MOST = 60_000
 
 def _builds_optimizer(text: str) -> bool:
     """`torch.optim.SGD(`, `optim.AdamW(`, `LBFGS(`: substrings first, each found fast."""
-    return ("optim." in text and _OPTIM_CALL.search(text) is not None) or any(
-        f"{name}(" in text for name in OPTIMIZER_CLASSES
+    if "optim." in text and _OPTIM_CALL.search(text) is not None:
+        return True
+    return any(  # a call of the class, not its definition, nor a longer name's (`SparseAdam(` for `Adam`)
+        f"{name}(" in text and f"class {name}(" not in text and re.search(rf"(?<!\w){name}\(", text)
+        for name in OPTIMIZER_CLASSES
     )
 
 
