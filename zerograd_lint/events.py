@@ -61,6 +61,15 @@ class Event:
     keys: tuple[Key, ...] = ()
     # the expression naming what is stepped or cleared (`self.optimizer`, `opt_d`): what a fix writes
     subject: cst.BaseExpression | None = field(default=None, compare=False)
+    # a backward's loss and the frame it is read in: what it was computed from is read only where
+    # several gradient sets are in play (`Event.made_from`)
+    loss: tuple[cst.BaseExpression, Frame] | None = field(default=None, compare=False)
+
+    def made_from(self, resolver: Resolver) -> tuple[Key, ...]:
+        """The objects a backward's loss was computed from, where the code shows them (else none)."""
+        if self.loss is None:
+            return ()
+        return provenance.made_from(self.loss[0], self.loss[1], resolver) or ()
 
 
 @dataclass(frozen=True)
@@ -236,7 +245,7 @@ class Classifier:
     def _accumulates(self, loss: cst.BaseExpression, frame: Frame) -> Event:
         """A backward of `loss`, with the objects it was computed from where the code shows them
         (`provenance.py`): its contributions go to their gradient sets."""
-        return Event(ACC, provenance.made_from(loss, frame, self.resolver) or ())
+        return Event(ACC, loss=(loss, frame))
 
     def _module_function(self, call: cst.Call, qualified: str, method: str, frame: Frame) -> list[Action]:
         full = f"{qualified}.{method}"

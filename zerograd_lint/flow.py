@@ -142,7 +142,8 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             strong = keys + others if event.op != ev.STEP else ()
             resolved[node] = Resolved(event.op, steps=keys, strong=strong, shared=others)
         elif event.op == ev.ACC:  # into the sets of what the loss was computed from, where shown
-            reached = linked(event.keys, collections=False) if event.keys else []
+            computed_from = event.made_from(resolver) if len(sets) > 1 else ()  # one set: it gets all
+            reached = linked(computed_from, collections=False) if computed_from else []
             into = tuple(dict.fromkeys(reached + unknown)) if reached else None
             resolved[node] = Resolved(ev.ACC, into=into)
         elif event.op == ev.CLEAR:
