@@ -732,7 +732,7 @@ class Resolver:
                 for binding, owner in self._values.get(key, []):
                     if binding.value is not None and not binding.is_param:
                         out |= self.link_roots(binding.value, owner, depth + 1)
-                if len(key) == 2:
+                if 2 <= len(key) <= 4:  # `trainer.x`, `self.mp_trainer.master_params`
                     out |= self._attribute_roots(key)
             return out
         if isinstance(expr, cst.Lambda):

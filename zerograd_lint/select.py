@@ -366,6 +366,7 @@ def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str
 
 
 _OPTIM_CALL = re.compile(r"\boptim\.\w+\s*\(")
+_WRAPPING_OPTIMIZER = re.compile(r"^(?![ \t]*class\b).*\b\w*Optimi[sz]er\(", re.MULTILINE)
 # A file that does half of training and imports the other half is a script or a small module;
 # a larger one is a library's (torch's autograd, its tests), whose halves are not looked for.
 _HALF_AT_MOST = 60_000
@@ -375,6 +376,8 @@ def _builds_optimizer(text: str) -> bool:
     """`torch.optim.SGD(`, `optim.AdamW(`, `LBFGS(`: substrings first, each found fast."""
     if "optim." in text and _OPTIM_CALL.search(text) is not None:
         return True
+    if ("Optimizer(" in text or "Optimiser(" in text) and _WRAPPING_OPTIMIZER.search(text):
+        return True  # `PainterOptimizer(cfg, painter)`: a project's own optimizer wrapper
     return any(  # a call of the class, not its definition, nor a longer name's (`SparseAdam(` for `Adam`)
         f"{name}(" in text and f"class {name}(" not in text and re.search(rf"(?<!\w){name}\(", text)
         for name in OPTIMIZER_CLASSES
