@@ -284,9 +284,12 @@ class Scan:
 
     direct: set[str] = field(default_factory=set)
     imports: dict[str, list[tuple[str, str | set[str]]]] = field(default_factory=dict)
+    # files that build an optimizer and do half of training: whether they run the backward (else
+    # they step); `_halves` looks for the other half in what they import
+    halves: dict[str, bool] = field(default_factory=dict)
 
     def merge(self, other: Scan) -> Scan:
-        return Scan(self.direct | other.direct, {**self.imports, **other.imports})
+        return Scan(self.direct | other.direct, {**self.imports, **other.imports}, {**self.halves, **other.halves})
 
 
 def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
@@ -295,11 +298,21 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
     out = Scan()
     for path in paths:
         text = texts[path]
-        if cues.trains_by_itself(text):
+        accumulates = cues.accumulates(text)
+        steps = cues.steps_in(text) if accumulates or "optim" in text else False
+        if accumulates and steps:
             out.direct.add(path)
         if "optim" in text:
             out.imports[path] = _Index(texts, path).imports
+            if (accumulates or steps) and not (accumulates and steps) and _may_be_half(path, text):
+                out.halves[path] = accumulates
     return out
+
+
+def _may_be_half(path: str, text: str) -> bool:
+    """A script or small module that builds an optimizer (a library's large modules, stubs and its
+    own optimizers' definitions do not)."""
+    return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST and _builds_optimizer(text)
 
 
 def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]:
@@ -343,17 +356,8 @@ def _halves(files: dict[str, _Index], scanned: Scan, by_stem: dict[str, list[str
     with the step in `state.py`, `optimizer.step(make_closure(...))` with the backward in the
     closure's module. A package `__init__` that re-exports the name is looked through once."""
     found: set[str] = set()
-    for path in sorted(scanned.imports):
-        if path in scanned.direct or path.endswith(".pyi") or len(files[path].text) > _HALF_AT_MOST:
-            continue
+    for path, accumulates in sorted(scanned.halves.items()):  # found by `scan`, in its shares
         file = files[path]
-        accumulates = cues.accumulates(file.text)
-        if not accumulates and not cues.steps_in(file.text):
-            continue
-        # training code builds its optimizer (a library's internals that run a backward seldom
-        # do: torch has none); tested last, a pattern of many names being slow
-        if not _builds_optimizer(file.text):
-            continue
         other = cues.steps_in if accumulates else cues.accumulates
         for module, names in file.imports:
             if isinstance(names, str):
