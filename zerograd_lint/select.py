@@ -299,12 +299,14 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
     for path in paths:
         text = texts[path]
         accumulates = cues.accumulates(text)
-        steps = cues.steps_in(text) if accumulates or "optim" in text else False
-        if accumulates and steps:
+        steps = accumulates and cues.steps_in(text)
+        if steps:
             out.direct.add(path)
         if "optim" in text:
             out.imports[path] = _Index(texts, path).imports
-            if (accumulates or steps) and not (accumulates and steps) and _may_be_half(path, text):
+            # half of a loop: a backward without a step, or a step without a backward (tested
+            # last: a hand-written update is looked for at every `.grad`)
+            if not steps and _may_be_half(path, text) and (accumulates or cues.steps_in(text)):
                 out.halves[path] = accumulates
     return out
 
@@ -383,9 +385,14 @@ def _builds_optimizer(text: str) -> bool:
     if ("Optimizer(" in text or "Optimiser(" in text) and _WRAPPING_OPTIMIZER.search(text):
         return True  # `PainterOptimizer(cfg, painter)`: a project's own optimizer wrapper
     return any(  # a call of the class, not its definition, nor a longer name's (`SparseAdam(` for `Adam`)
-        f"{name}(" in text and f"class {name}(" not in text and re.search(rf"(?<!\w){name}\(", text)
-        for name in OPTIMIZER_CLASSES
+        call in text and definition not in text and pattern.search(text)
+        for call, definition, pattern in _OPTIMIZER_CALLS
     )
+
+
+_OPTIMIZER_CALLS = [
+    (f"{name}(", f"class {name}(", re.compile(rf"(?<!\w){name}\(")) for name in sorted(OPTIMIZER_CLASSES)
+]
 
 
 def _defining(files: dict[str, _Index], by_stem: dict[str, list[str]], module: str, name: str) -> list[tuple[str, set[str]]]:
