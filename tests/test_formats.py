@@ -25,15 +25,15 @@ GOLDEN_PROJECT = Path(__file__).parent / "golden" / "project"
 ESC = "\x1b["
 
 
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"  # the official one, vendored
+
+
 def schema_path() -> Path:
-    """The official SARIF 2.1.0 schema: $ZEROGRAD_SARIF_SCHEMA, else shared/data/ beside the checkout."""
+    """The official SARIF 2.1.0 schema: $ZEROGRAD_SARIF_SCHEMA, else the copy in tests/data/."""
     given = os.environ.get("ZEROGRAD_SARIF_SCHEMA")
-    path = Path(given) if given else Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
+    path = Path(given) if given else SARIF_SCHEMA
     if not path.is_file():
-        pytest.fail(
-            f"SARIF schema not found at {path}: put the checkout beside shared/ (shared/data/sarif-schema-2.1.0.json) "
-            "or point ZEROGRAD_SARIF_SCHEMA at the schema file", pytrace=False,
-        )
+        pytest.fail(f"SARIF schema not found at {path}", pytrace=False)
     return path
 
 
