@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from zerograd_lint import vocabulary, walk
-from zerograd_lint.project import Module, Project
+from zerograd_lint.project import REEXPORTS_READ, Module, Project
 from zerograd_lint.scopes import ELEMENT, Binding, Path, Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
 
@@ -43,7 +43,6 @@ WRAPPERS = frozenset(
 # Calls that make a new object with parameters of its own, not an alias of their argument.
 _COPIES = frozenset({"deepcopy", "copy", "clone"})
 _MAX_DEPTH = 12
-_REEXPORTS_READ = 20_000  # a package `__init__` larger than this is not parsed to follow its re-exports
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ class Resolver:
                 return None
             module, name = found
             if (
-                name is not None and module.path.endswith("__init__.py") and len(module.text) < _REEXPORTS_READ
+                name is not None and module.path.endswith("__init__.py") and len(module.text) < REEXPORTS_READ
                 and not self.wanted(module, name) and self.load(module)
             ):
                 again = module.root.imports.get(name)

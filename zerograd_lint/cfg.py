@@ -17,16 +17,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from functools import partial
+from typing import NamedTuple
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from zerograd_lint import elementwise, walk
+from zerograd_lint import elementwise, vocabulary, walk
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import ACCELERATOR, PREPARE_METHODS, STARRED, WRAPPERS, Frame, Resolver, last_name, own_key
-from zerograd_lint.conditions import EVERY, Fact, FactMaker
+from zerograd_lint.conditions import EVERY, Fact, FactMaker, compact_text as _text
 from zerograd_lint.graph import (
     ASSUME,
     BACK,
@@ -926,10 +926,6 @@ class _Counted(NamedTuple):
     from_one: bool = False
 
 
-def _text(module: cst.Module, node: cst.CSTNode) -> str:
-    return "".join(module.code_for_node(node).split())
-
-
 _TESTS = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
 
 
@@ -1021,40 +1017,22 @@ def _gives_up_when_skipped(test: cst.BaseExpression) -> bool:
     """Does a step this test guards give up what is pending when it is skipped? Yes, unless the
     test tells whether an accumulation window is full (rules.md: ZG003 is about a step skipped
     *because gradients are still being accumulated*): a modulo, a name about accumulating or
-    syncing, or about the step or update itself (`should_step`, `need_update`); a check that the
-    gradients or the loss are usable always does (`torch.isfinite(norm)`), and so does a step
-    skipped for another reason (`if not skip_points:`)."""
-    if _checks_usability(test):
-        return True
+    syncing, or about the step or update itself (`should_step`, `need_update`). A check that the
+    gradients or the loss are usable (`torch.isfinite(norm)`, `found_inf`, `gradients_ok(model)`,
+    an iteration that produced nothing) gives up what is pending even beside a word about the
+    step, and so does a step skipped for another reason (`if not skip_points:`)."""
+    usable = window = False
     for node in walk.nodes(test):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             return False
-        word = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
-        if word is not None and (_WINDOW.search(word) or _WINDOW_WORDS.intersection(_words(word))):
-            return False
-    return True
-
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", name) if w]
-
-
-def _checks_usability(test: cst.BaseExpression) -> bool:
-    """`torch.isfinite(norm)`, `not math.isfinite(loss.item())`, `found_inf`, `gradients_ok(model)`;
-    not when the same test also tells whether the window is full (`(i + 1) % k == 0 and ok`): a
-    step skipped for accumulation is never a deliberate discard."""
-    usable = False
-    for node in walk.nodes(test):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return False
-        if _empty(node):  # `if len(outputs) <= 0: continue`: nothing came of the iteration
-            usable = True
+        usable = usable or _empty(node)  # `if len(outputs) <= 0: continue`
         word = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
         if word is not None:
             if _WINDOW.search(word):
                 return False
             usable = usable or bool(_USABILITY.search(word))
-    return usable
+            window = window or not _WINDOW_WORDS.isdisjoint(vocabulary.tokens(word))
+    return usable or not window
 
 
 def _shown(module: cst.Module, node: cst.CSTNode) -> str:

@@ -37,7 +37,8 @@ class Fact(NamedTuple):
         return self.key[1:] if self.key[0] == "mod" else None
 
 
-def _text(module: cst.Module, node: cst.CSTNode) -> str:
+def compact_text(module: cst.Module, node: cst.CSTNode) -> str:
+    """A node's code without spaces: how two spellings of one test are found equal."""
     return _SPACE.sub("", module.code_for_node(node))
 
 
@@ -93,7 +94,7 @@ class FactMaker:
             parts = self.facts(test.left, conjunct) + self.facts(test.right, conjunct)
             # a window's test (`last or (i + 1) % k == 0`) is kept as long as counters are
             window = any(fact.key[0] in ("mod", "last", "window") for fact, _ in parts)
-            whole = [(self._fact(("window" if window else "expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+            whole = [(self._fact(("window" if window else "expr", compact_text(self.module, _strip_parens(test))), [test]), truth)]
             return whole + parts if truth == conjunct else whole
         counter = self.last_iteration(test) if self.last_iteration is not None else None
         if counter is not None:
@@ -101,22 +102,22 @@ class FactMaker:
         first = _first(test)
         if first is not None:
             expr, positive = first
-            return [(self._fact(("first", _text(self.module, expr)), [expr]), truth == positive)]
+            return [(self._fact(("first", compact_text(self.module, expr)), [expr]), truth == positive)]
         unit = _unit(test)
         if unit is not None:  # `k == 1`, `k > 1`: every window is one iteration long, or none is
             expr, positive = unit
-            return [(self._fact(("unit", _text(self.module, expr)), [expr]), truth == positive)]
+            return [(self._fact(("unit", compact_text(self.module, expr)), [expr]), truth == positive)]
         counter = self._counter(test)
         if counter is not None:
             (expr, modulus, offset, residue), positive = counter
-            divisor = _text(self.module, _strip_parens(modulus))
-            key = ("mod", _text(self.module, _strip_parens(expr)), divisor, offset - residue)
+            divisor = compact_text(self.module, _strip_parens(modulus))
+            key = ("mod", compact_text(self.module, _strip_parens(expr)), divisor, offset - residue)
             window = (self._fact(key, [expr, modulus]), truth == positive)
             if not residue:
                 return [window]
             # `i % k == 1` is `(i - 1) % k == 0` only where k > 1: true, it says so; false, nothing
             return [window, (self._fact(("unit", divisor), [modulus]), False)] if truth == positive else []
-        return [(self._fact(("expr", _text(self.module, _strip_parens(test))), [test]), truth)]
+        return [(self._fact(("expr", compact_text(self.module, _strip_parens(test))), [test]), truth)]
 
     def _window_start(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
         """`i % k == 1 or k == 1` is `(i - 1) % k == 0` for every k: the start of each window."""
@@ -127,7 +128,7 @@ class FactMaker:
             if counter is None or one is None or not one[1]:
                 continue
             (expr, modulus, offset, residue), positive = counter
-            if residue == 1 and offset == 0 and positive and _text(self.module, one[0]) == _text(self.module, _strip_parens(modulus)):
+            if residue == 1 and offset == 0 and positive and compact_text(self.module, one[0]) == compact_text(self.module, _strip_parens(modulus)):
                 return cst.Comparison(
                     cst.BinaryOperation(
                         cst.BinaryOperation(expr, cst.Subtract(), cst.Integer("1"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
@@ -179,7 +180,7 @@ class FactMaker:
         elif (
             isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract)
             and isinstance(right.right, cst.Integer) and right.right.value == "1"
-            and _text(self.module, right.left) == _text(self.module, modulus)
+            and compact_text(self.module, right.left) == compact_text(self.module, modulus)
         ):
             offset += 1
         else:
@@ -201,30 +202,25 @@ class FactMaker:
 
 def _first(test: cst.BaseExpression):
     """`E == 0` -> (E, True); `E != 0`, `E > 0`, `E >= 1` -> (E, False)."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    expr, comparison = _strip_parens(test.left), test.comparisons[0]
-    if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
-        return None
-    operator, value = comparison.operator, comparison.comparator.value
-    if value == "0" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
-        return expr, isinstance(operator, cst.Equal)
-    if value == "1" and isinstance(operator, cst.GreaterThanEqual):
-        return expr, False
-    return None
+    return _compared_with(test, 0)
 
 
 def _unit(test: cst.BaseExpression):
     """`K == 1` -> (K, True); `K != 1`, `K > 1`, `K >= 2` -> (K, False), for a name or attribute K."""
+    return _compared_with(test, 1)
+
+
+def _compared_with(test: cst.BaseExpression, n: int):
+    """`E == n` -> (E, True); `E != n`, `E > n`, `E >= n + 1` -> (E, False), for a name or attribute E."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     expr, comparison = _strip_parens(test.left), test.comparisons[0]
     if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
         return None
     operator, value = comparison.operator, comparison.comparator.value
-    if value == "1" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
+    if value == str(n) and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
         return expr, isinstance(operator, cst.Equal)
-    if value == "2" and isinstance(operator, cst.GreaterThanEqual):
+    if value == str(n + 1) and isinstance(operator, cst.GreaterThanEqual):
         return expr, False
     return None
 

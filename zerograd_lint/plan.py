@@ -11,7 +11,7 @@ from functools import partial
 
 from zerograd_lint.findings import SourceError
 from zerograd_lint.parallel import Job, Team
-from zerograd_lint.project import Project
+from zerograd_lint.project import REEXPORTS_READ, Project
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import sparse_text
 from zerograd_lint.survey import (
@@ -148,11 +148,6 @@ def _project(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Proj
     return project
 
 
-# A package `__init__` larger than this is a library's namespace (torch's), not a few re-exports:
-# what it imports does not make every module importing it near them all.
-_REEXPORTS_READ = 20_000
-
-
 def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, set[str]]:
     """The project modules each module imports (by path)."""
     out: dict[str, set[str]] = {}
@@ -160,9 +155,11 @@ def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, se
         module = project.modules[path]
         targets = (project.resolve(origin, module) for origin in found.imports)
         out[path] = {target[0].path for target in targets if target is not None}
-    for path, targets in out.items():  # through a small package `__init__`, what it re-exports
+    # through a small package `__init__`, what it re-exports (a large one is a library's namespace,
+    # torch's: what it imports does not make every module importing it near them all)
+    for path, targets in out.items():
         for target in list(targets):
-            if target.endswith("__init__.py") and target != path and len(project.modules[target].text) < _REEXPORTS_READ:
+            if target.endswith("__init__.py") and target != path and len(project.modules[target].text) < REEXPORTS_READ:
                 targets |= out.get(target, set())
     return out
 

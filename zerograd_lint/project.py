@@ -22,6 +22,11 @@ if TYPE_CHECKING:  # naming modules and resolving imports needs no LibCST: it lo
     from zerograd_lint.scopes import Scope
 
 
+# A package `__init__` larger than this is a library's namespace (torch's), not a few re-exports:
+# the plan and the analysis look through smaller ones only.
+REEXPORTS_READ = 20_000
+
+
 class TooDeep(Exception):
     """LibCST recursed too deep over a module `ast` accepted (its positions are computed by
     generating the code back, recursively)."""

@@ -133,7 +133,8 @@ HARMLESS_MODULES = frozenset(
 OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "flax", "paddle", "mindspore", "oneflow", "keras", "chainer", "tinygrad", "mlx")
 
 
-def _tokens(name: str) -> list[str]:
+def tokens(name: str) -> list[str]:
+    """The lower-cased words of a name: `reset_grads` and `resetGrads` give reset, grads."""
     return [t.lower() for t in _CAMEL.split(name) if t]
 
 
@@ -156,11 +157,11 @@ def says_clears(name: str) -> bool:
     `reset_grad_scaler` nor `clear_grad_hooks`."""
     if "zero_grad" in name.lower() or "zerograd" in name.lower():
         return True
-    tokens = _tokens(name)
-    for i, token in enumerate(tokens):
-        if token in _GRADIENTS and not (i + 1 < len(tokens) and tokens[i + 1] in _NOT_THE_GRADIENTS):
+    words = tokens(name)
+    for i, word in enumerate(words):
+        if word in _GRADIENTS and not (i + 1 < len(words) and words[i + 1] in _NOT_THE_GRADIENTS):
             # the verb before its object (`reset_grads`), or last (`grads_reset`)
-            return any(t in _CLEARING for t in tokens[:i]) or tokens[-1] in _CLEARING
+            return any(w in _CLEARING for w in words[:i]) or words[-1] in _CLEARING
     return False
 
 
@@ -176,7 +177,7 @@ def reads_as_optimizer(name: str) -> bool:
     lower = name.lower()
     if lower.startswith("optimi") or lower.endswith(("optimizer", "optimiser")):
         return True
-    return any(t in _OPT_TOKENS for t in _tokens(name))
+    return any(t in _OPT_TOKENS for t in tokens(name))
 
 
 def reads_as_not_optimizer(name: str) -> bool:
@@ -185,7 +186,7 @@ def reads_as_not_optimizer(name: str) -> bool:
 
 
 def reads_as_model(name: str) -> bool:
-    return any(t in _MODEL_TOKENS for t in _tokens(name)) or name.lower().endswith(
+    return any(t in _MODEL_TOKENS for t in tokens(name)) or name.lower().endswith(
         ("model", "net", "module")
     )
 
