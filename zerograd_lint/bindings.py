@@ -14,6 +14,7 @@ tensors whose parameters it was built from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -163,7 +164,14 @@ class Resolver:
         return self._scopes[node]
 
     def imported(self, name: str, frame: Frame) -> tuple[Module, str | None] | None:
-        """The project module (and attribute) an imported name stands for."""
+        """The project module (and attribute) an imported name stands for, parsed."""
+        found = self._origin(name, frame)
+        if found is None or not self.wanted(*found) or not self.load(found[0]):
+            return None
+        return found
+
+    def _origin(self, name: str, frame: Frame) -> tuple[Module, str | None] | None:
+        """The project module (and attribute) an imported name stands for, not parsed yet."""
         memo = (frame.scope, name)
         if memo not in self._imports:
             self._imports[memo] = self._import(name, frame.scope)
@@ -188,8 +196,6 @@ class Resolver:
                 if again is not None and name not in module.root.bindings:
                     found = self.project.resolve(again, module)
                     continue
-            if not self.wanted(*found) or not self.load(found[0]):
-                return None
             return found
         return None
 
@@ -209,8 +215,11 @@ class Resolver:
         """`engine.train_one_epoch`: a function of a project module imported as a module."""
         if not isinstance(func.value, cst.Name):
             return None
+        origin = self._origin(func.value.value, frame)
+        if origin is None or origin[1] is not None or not self._may_define(origin[0], "def", func.attr.value):
+            return None
         imported = self.imported(func.value.value, frame)
-        if imported is None or imported[1] is not None:
+        if imported is None:
             return None
         target = imported[0].root.functions.get(func.attr.value)
         return (self._scopes[target], target) if target is not None else None
@@ -223,14 +232,29 @@ class Resolver:
             if found is not None:
                 return found
         frame = self.frame_for(scope, Frame(scope))
-        imported = self.imported(head, frame)
-        if imported is None:
+        origin = self._origin(head, frame)
+        if origin is None:
             return None
-        module, attr = imported
+        module, attr = origin
         name = attr if not rest else rest if attr is None else None
         if name is None or "." in name:
             return None
+        if not self._may_define(module, "class", name) or not self.wanted(module, attr) or not self.load(module):
+            return None
         return module.root.classes.get(name)
+
+    def _may_bind(self, module: Module, name: str) -> bool:
+        """Can `module` bind `name` (its text holds it; a star import binds nothing here)?"""
+        return module.path in self._loaded or name in module.text
+
+    def _may_define(self, module: Module, keyword: str, name: str) -> bool:
+        """Can `module` define a function (`keyword` "def") or class ("class") called `name`? Its
+        text says so before it is parsed: `torch.zeros(...)`, checked in torch itself, does not
+        parse its `__init__` to learn that `zeros` is neither."""
+        if module.path in self._loaded:
+            return True
+        text = module.text
+        return name in text and re.search(rf"\b{keyword}\s+{re.escape(name)}\b", text) is not None
 
     # ---------------------------------------------------------------- keys
 
@@ -241,9 +265,12 @@ class Resolver:
             return self._name_keys(expr.value, frame, depth)
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name):
-                imported = self.imported(expr.value.value, frame)
-                if imported is not None and imported[1] is None:  # `engine.optimizer`
-                    return self._name_keys(expr.attr.value, self.frame_for(imported[0].root, frame), depth + 1)
+                origin = self._origin(expr.value.value, frame)
+                if (  # `engine.optimizer`: a module's name (`torch.zeros` in torch: its `__init__` has none)
+                    origin is not None and origin[1] is None and self._may_bind(origin[0], expr.attr.value)
+                    and self.imported(expr.value.value, frame) is not None
+                ):
+                    return self._name_keys(expr.attr.value, self.frame_for(origin[0].root, frame), depth + 1)
             return [k + (expr.attr.value,) for k in self.keys(expr.value, frame, depth + 1)]
         if isinstance(expr, cst.Subscript):
             index = "[*]"
@@ -275,9 +302,10 @@ class Resolver:
             return frame.locals[name]
         found = frame.scope.lookup(name)
         if found is None:
-            imported = self.imported(name, frame)
-            if imported is not None and imported[1] is not None:  # `from engine import optimizer`
-                return self._name_keys(imported[1], self.frame_for(imported[0].root, frame), depth + 1)
+            origin = self._origin(name, frame)  # a module imported is not parsed for its name
+            if origin is not None and origin[1] is not None and self.imported(name, frame) is not None:
+                # `from engine import optimizer`
+                return self._name_keys(origin[1], self.frame_for(origin[0].root, frame), depth + 1)
             return [(name,)]
         scope, bindings = found
         owner = self.frame_for(scope, frame)
@@ -920,3 +948,4 @@ def _kind_of_annotation(text: str) -> str:
     if last in ("DeepSpeedEngine",):
         return ENGINE
     return OTHER
+
