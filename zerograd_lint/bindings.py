@@ -205,6 +205,9 @@ class Resolver:
             found = frame.scope.lookup_function(name)
             if found is not None:
                 return self._scopes[found[1]], found[1]
+        origin = self._origin(name, frame)
+        if origin is None or origin[1] is None or not self._may_define(origin[0], "def", origin[1]):
+            return None
         imported = self.imported(name, frame)
         if imported is not None and imported[1] in imported[0].root.functions:
             func = imported[0].root.functions[imported[1]]
@@ -254,7 +257,13 @@ class Resolver:
         if module.path in self._loaded:
             return True
         text = module.text
-        return name in text and re.search(rf"\b{keyword}\s+{re.escape(name)}\b", text) is not None
+        if name not in text:
+            return False
+        # the keyword first (a pattern starting with a literal is found fast), then what precedes it
+        for found in re.finditer(rf"{keyword}\s+{re.escape(name)}\b", text):
+            if found.start() == 0 or not (text[found.start() - 1].isalnum() or text[found.start() - 1] == "_"):
+                return True
+        return False
 
     # ---------------------------------------------------------------- keys
 

@@ -304,17 +304,18 @@ def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
             out.direct.add(path)
         if "optim" in text:
             out.imports[path] = _Index(texts, path).imports
-            # half of a loop: a backward without a step, or a step without a backward (tested
-            # last: a hand-written update is looked for at every `.grad`)
-            if not steps and _may_be_half(path, text) and (accumulates or cues.steps_in(text)):
+            # half of a loop: a backward without a step, or a step without a backward, in a
+            # script or small module that builds an optimizer (cheapest test first: a step is
+            # looked for at every `.grad`, an optimizer built at every optimizer class's name)
+            if not steps and _small(path, text) and (accumulates or cues.steps_in(text)) and _builds_optimizer(text):
                 out.halves[path] = accumulates
     return out
 
 
-def _may_be_half(path: str, text: str) -> bool:
-    """A script or small module that builds an optimizer (a library's large modules, stubs and its
-    own optimizers' definitions do not)."""
-    return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST and _builds_optimizer(text)
+def _small(path: str, text: str) -> bool:
+    """A script or small module, which may do half of training (a library's large modules and
+    stubs do not)."""
+    return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST
 
 
 def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]:
