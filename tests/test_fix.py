@@ -1,5 +1,5 @@
-"""The autofix through its API: before/after pairs, what it declines and why, idempotence, and the
-checks that stop an edit which does not hold."""
+"""The autofix through its API: each fixture and its fixed snapshot beside it (`case.py`, `case.fixed.py`),
+what it declines and why, idempotence, and the checks that stop an edit which does not hold."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_fixtures import expectations
+from test_fixtures import SNAPSHOTS, expectations, is_fixed, unfixed
 
 from zerograd_lint import check_source
 from zerograd_lint.checker import Result, check_project
@@ -18,9 +18,9 @@ from zerograd_lint.fix.rewrite import Shift, lines_of
 from zerograd_lint.settings import Vocabulary
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PAIRS = sorted(p for p in (FIXTURES / "fixes").iterdir() if p.is_dir())
+PAIRS = [(unfixed(snapshot), snapshot) for snapshot in SNAPSHOTS]  # (before, after)
 SINGLE_FILES = sorted(
-    p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] not in ("projects", "fixes")
+    p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] != "projects" and not is_fixed(p)
 )
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 
@@ -47,6 +47,10 @@ VARIANTS = {"as-is": lambda data: data, "crlf": crlf, "tabs": tabs, "bom": bom, 
 PAIR_VARIANTS = [(pair, name) for pair in PAIRS for name in VARIANTS]
 
 
+def case(pair: tuple[Path, Path]) -> str:
+    return pair[0].relative_to(FIXTURES).with_suffix("").as_posix()
+
+
 def fixed(source: bytes, path: str = "train.py", vocabulary: Vocabulary = Vocabulary()) -> bytes:
     out, _ = fix_source(source, path, vocabulary)
     assert isinstance(out, bytes)
@@ -69,30 +73,32 @@ def apply(text: str, edits: tuple[Edit, ...]) -> str:
     return text
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
-def test_before_has_the_findings_it_expects_and_after_none(pair: Path) -> None:
-    before = (pair / "before.py").read_bytes()
+@pytest.mark.parametrize("pair", PAIRS, ids=case)
+def test_before_has_the_findings_it_expects_and_after_none(pair: tuple[Path, Path]) -> None:
+    before, after = (path.read_bytes() for path in pair)
     expected, _ = expectations(before.decode())
     assert expected and {(f.line, f.code) for f in check_source(before, "before.py")} == expected
-    assert check_source((pair / "after.py").read_bytes(), "after.py") == []
+    assert check_source(after, "after.py") == []
 
 
-@pytest.mark.parametrize(("pair", "variant"), PAIR_VARIANTS, ids=[f"{p.name}-{v}" for p, v in PAIR_VARIANTS])
-def test_fix_turns_before_into_after(pair: Path, variant: str) -> None:
+@pytest.mark.parametrize(("pair", "variant"), PAIR_VARIANTS, ids=[f"{case(p)}-{v}" for p, v in PAIR_VARIANTS])
+def test_fix_turns_before_into_after(pair: tuple[Path, Path], variant: str) -> None:
     change = VARIANTS[variant]
-    assert fixed(change((pair / "before.py").read_bytes())) == change((pair / "after.py").read_bytes())
+    before, after = (change(path.read_bytes()) for path in pair)
+    assert fixed(before) == after
 
 
 def test_the_pairs_cover_every_shape() -> None:
-    names = {p.name for p in PAIRS}
-    assert {"crlf", "tabs", "two_loops", "move_with_comments", "insert_nested_blocks"} <= names
-    assert b"\r\n" in (FIXTURES / "fixes" / "crlf" / "after.py").read_bytes()
-    assert b"\n\t\t" in (FIXTURES / "fixes" / "tabs" / "after.py").read_bytes()
+    names = {case(p) for p in PAIRS}
+    assert {"fixes/crlf", "fixes/tabs", "fixes/two_loops", "fixes/move_with_comments"} <= names
+    assert {"fixes/insert_nested_blocks", "ZG001/gradscaler", "ZG003/manual_update_clears_every_iteration"} <= names
+    assert b"\r\n" in (FIXTURES / "fixes" / "crlf.fixed.py").read_bytes()
+    assert b"\n\t\t" in (FIXTURES / "fixes" / "tabs.fixed.py").read_bytes()
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
-def test_each_fix_carries_edits_that_make_it(pair: Path) -> None:
-    before = (pair / "before.py").read_bytes()
+@pytest.mark.parametrize("pair", PAIRS, ids=case)
+def test_each_fix_carries_edits_that_make_it(pair: tuple[Path, Path]) -> None:
+    before = pair[0].read_bytes()
     _, fixes = fix_source(before, "before.py")
     assert fixes.fixed and not fixes.declined
     text = before.decode()
@@ -102,7 +108,7 @@ def test_each_fix_carries_edits_that_make_it(pair: Path) -> None:
         assert finding.as_dict()["fix"]["applicability"] == "unsafe"
     if len(fixes.fixed) == 1:
         [finding] = fixes.fixed
-        after = (pair / "after.py").read_bytes().decode()
+        after = pair[1].read_bytes().decode()
         assert apply(text, finding.fix.edits) == after
 
 

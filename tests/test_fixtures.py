@@ -1,4 +1,5 @@
-"""Every fixture's findings equal the expectations written inline in it."""
+"""Every fixture's findings equal the expectations written inline in it, and every fixed snapshot
+(`case.fixed.py`, what `--fix` makes of `case.py` beside it) has none."""
 
 from __future__ import annotations
 
@@ -11,9 +12,22 @@ from zerograd_lint import check_source
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>ZG\d{3}(?:@\d+)?(?:\s*,\s*ZG\d{3}(?:@\d+)?)*)")
-# projects/: multi-file packages, checked together (test_projects.py); fixes/: before/after pairs
-# of the autofix, whose `after.py` keeps the `# expect:` comments it no longer earns (test_fix.py).
-CASES = sorted(p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] not in ("projects", "fixes"))
+FIXED = ".fixed.py"
+
+
+def is_fixed(path: Path) -> bool:
+    """A fixed snapshot keeps the `# expect:` comments of the fixture it was made from, unearned."""
+    return path.name.endswith(FIXED)
+
+
+def unfixed(snapshot: Path) -> Path:
+    """The fixture a fixed snapshot was made from: `case.py` beside `case.fixed.py`."""
+    return snapshot.with_name(snapshot.name.removesuffix(FIXED) + ".py")
+
+
+# projects/: multi-file packages, checked together (test_projects.py)
+CASES = sorted(p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] != "projects" and not is_fixed(p))
+SNAPSHOTS = sorted(FIXTURES.rglob("*" + FIXED))
 
 
 def expectations(source: str) -> tuple[set[tuple[int, str]], dict[tuple[int, str], int]]:
@@ -49,10 +63,19 @@ def test_fixture_is_filed_where_it_belongs(path: Path) -> None:
         assert not expected
     elif folder.startswith("ZG"):
         assert any(code == folder for _, code in expected)
+    elif folder == "fixes":  # a shape only the autofix cares about
+        assert expected and path.with_name(path.stem + FIXED).is_file()
+
+
+@pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_fixed_snapshot_is_quiet_beside_its_fixture(snapshot: Path) -> None:
+    assert unfixed(snapshot).is_file()
+    findings = check_source(snapshot.read_text(encoding="utf-8"), str(snapshot))
+    assert findings == [], "\n".join(f"{f.line}:{f.column}: {f.code} {f.message}" for f in findings)
 
 
 def test_there_are_enough_fixtures() -> None:
-    counts = {folder: len(list((FIXTURES / folder).glob("*.py"))) for folder in ("ZG001", "ZG002", "ZG003", "quiet")}
+    counts = {folder: sum(p.parent.name == folder for p in CASES) for folder in ("ZG001", "ZG002", "ZG003", "quiet")}
     assert counts["ZG001"] >= 25 and counts["quiet"] >= 25
     assert counts["ZG002"] >= 10 and counts["ZG003"] >= 10
     assert len(CASES) >= 100

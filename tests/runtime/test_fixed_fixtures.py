@@ -2,7 +2,7 @@
 
 Every runnable ZG001-ZG003 fixture (one without a ``# fixture: static-only`` line) is fixed into
 a temporary copy, and all the copies run under ``runtime.guard_all`` in one subprocess (as in
-``test_agreement.py``), together with the ``after.py`` of each before/after pair. A fixture the
+``test_agreement.py``), together with every fixed snapshot (``case.fixed.py``). A fixture the
 fixer declines is listed below with the reason it gives: the list is the count of what is fixed
 and what is not, and a change in either shows up here.
 """
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_fixtures import SNAPSHOTS, is_fixed
 
 from zerograd_lint.fix import fix_source
 
@@ -24,9 +25,8 @@ RUNNER = Path(__file__).with_name("run_guarded.py")
 STATIC_ONLY = re.compile(r"^# fixture: static-only$", re.MULTILINE)
 RUNNABLE = sorted(
     p for code in ("ZG001", "ZG002", "ZG003") for p in (FIXTURES / code).glob("*.py")
-    if not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
+    if not is_fixed(p) and not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
 )
-PAIRS = sorted((FIXTURES / "fixes").glob("*/after.py"))
 
 # fixture -> what the fixer says when it leaves it as it is
 DECLINED = {
@@ -79,9 +79,9 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, lis
 
 @pytest.fixture(scope="module")
 def observed(fixed: dict[str, tuple[Path, list[str]]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """What the guard found in each fixed copy and each pair's `after.py`, all run in one subprocess."""
+    """What the guard found in each fixed copy and each fixed snapshot, all run in one subprocess."""
     out = tmp_path_factory.mktemp("observed") / "observed.json"
-    scripts = [str(copy) for copy, _ in fixed.values()] + [str(p) for p in PAIRS]
+    scripts = [str(copy) for copy, _ in fixed.values()] + [str(p) for p in SNAPSHOTS]
     run = subprocess.run([sys.executable, RUNNER, out, *scripts], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(out.read_text())
@@ -100,9 +100,9 @@ def test_a_fixed_fixture_trains_right(path: Path, fixed: dict, observed: dict[st
         assert result["codes"] == [], "the guard still observes misuse in the fixed script"
 
 
-@pytest.mark.parametrize("after", PAIRS, ids=lambda p: p.parent.name)
-def test_the_after_of_each_pair_trains_right(after: Path, observed: dict[str, dict]) -> None:
-    assert observed[str(after)] == {"codes": []}
+@pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=name)
+def test_each_fixed_snapshot_trains_right(snapshot: Path, observed: dict[str, dict]) -> None:
+    assert observed[str(snapshot)] == {"codes": []}
 
 
 def test_most_runnable_fixtures_are_fixed() -> None:
