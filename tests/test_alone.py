@@ -1,7 +1,8 @@
-"""A file checked alone is checked as part of its project (rules.md): pre-commit names the changed
-files, an editor sends one buffer, and each must get the findings that checking the whole project
-gives it. The imports of the named file are followed into the files beside it, and so are the
-files that import it (`zerograd_lint.files.beside`); only the named files are reported."""
+"""A file checked alone is checked as part of its project (docs/contract.md, "A file checked alone
+is checked as part of its project"): pre-commit names the changed files, an editor sends one
+buffer, and each must get the findings that checking the whole project gives it. The imports of
+the named file are followed into the files beside it, and so are the files that import it
+(`zerograd_lint.files.beside`); only the named files are reported."""
 
 from __future__ import annotations
 

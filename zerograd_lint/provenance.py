@@ -4,8 +4,9 @@
 reads that from the code that computed the loss: `loss = criterion(model(x), y)` calls `model` (and
 `criterion`), so the backward deposits into the gradient sets linked to `model` and no other. A
 reference copy trained beside the model under test, or a helper run once for each of two models,
-then deposits into its own set only (rules.md: "a backward deposits into the sets of the models
-its loss was computed from, where the code shows it"). GANs still deposit into both networks:
+then deposits into its own set only (docs/contract.md, "Which set a backward counts toward":
+where the code shows which models a loss was computed from, the backward fills only their sets).
+GANs still deposit into both networks:
 `criterion(netD(netG(z)), label)` calls both.
 
 `made_from` gives the keys of the objects called (a forward `model(x)`, a method `model.encode(x)`,

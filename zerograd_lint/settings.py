@@ -39,8 +39,8 @@ class Vocabulary:
     makes `self.learner.step()` an optimizer step; `clears=("scrub",)` makes
     `scrub(model)` clear the gradients of `model` (or of an optimizer passed to it);
     `harmless=("sync_state",)` says that `sync_state(optimizer)`, a call the analysis cannot
-    see into, never clears (rules.md: a call given the optimizer may clear unless its name says
-    it is harmless).
+    see into, never clears (docs/contract.md, "Calls whose body the analysis cannot see": a call
+    given the optimizer may clear unless its name says it is harmless).
     """
 
     optimizers: tuple[str, ...] = ()

@@ -138,8 +138,9 @@ def tokens(name: str) -> list[str]:
     return [t.lower() for t in _CAMEL.split(name) if t]
 
 
-# A call the analysis cannot see into clears only when its name says so (rules.md): it contains
-# `zero_grad`, or `zero`, `clear`, `reset` or `free` together with `grad`.
+# A call the analysis cannot see into clears only when its name says so (docs/contract.md,
+# "What a name says"): it contains `zero_grad`, or `zero`, `clear`, `reset` or `free` together
+# with `grad`.
 _CLEARING = frozenset({"zero", "zeros", "clear", "clears", "reset", "resets", "free", "frees"})
 _GRADIENTS = frozenset({"grad", "grads", "gradient", "gradients"})
 # what a gradient word names when followed by one of these: not the gradients themselves

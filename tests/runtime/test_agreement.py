@@ -60,8 +60,8 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
 
 
 # Where the two must differ: gradients really thrown away at run time, on purpose, for a reason
-# the code states and a run cannot see (rules.md, "Deliberate discards are not ZG003"). The guard
-# observes the discard; the linter, reading why the step was skipped, stays quiet.
+# the code states and a run cannot see (docs/contract.md, "Deliberate discards are not ZG003").
+# The guard observes the discard; the linter, reading why the step was skipped, stays quiet.
 INTENDED = {
     "quiet/step_skipped_by_a_flag_of_the_caller.py": {"ZG003"},  # a flag skips the step, not a window
 }

@@ -1,4 +1,4 @@
-"""zerograd_lint.runtime on tiny CPU training loops: quiet where rules.md says so, else exact."""
+"""zerograd_lint.runtime on tiny CPU loops: quiet where docs/contract.md says so, else exact."""
 
 import inspect
 import subprocess
@@ -80,7 +80,7 @@ CLEARS: dict[str, Callable[[nn.Module, torch.optim.Optimizer], None]] = {
 }
 
 
-# Quiet: the must-stay-quiet patterns of rules.md.
+# Quiet: docs/contract.md, "Must stay quiet (each is a real pattern)".
 
 
 @pytest.mark.parametrize("where", ["before backward", "after step"])

@@ -27,7 +27,8 @@ The state kept
 --------------
 For each parameter of the guarded optimizers: the *fresh* contributions in its ``.grad``
 (backward passes since the last clear that no step has applied), and whether it holds *applied*
-ones (a step used them and no clear followed): the FRESH and CONSUMED states of rules.md.
+ones (a step used them and no clear followed): the FRESH and CONSUMED states of
+docs/contract.md, "States".
 
 Tensors updated by hand are a gradient set of their own, named ``"hand-written"``: those given as
 ``params``, and under :func:`guard_all` every leaf a backward pass reaches (found by walking its
@@ -76,10 +77,11 @@ ZG002 at a step (for an update by hand: out of the next ``backward()``): no grad
 apply, and since the guard last looked a clear dropped fresh contributions: the clear sits
 between the backward and the step.
 
-ZG003 when a clear dropped fresh contributions of a pass *meant for* a step. rules.md: "a
-backward counts toward the set(s) whose step can follow it". At run time only one path is seen,
-so the guard learns it: two passes are "the same backward" when they come from the same call
-stack and reach the same optimizers, and a backward feeds an optimizer once a step of it has
+ZG003 when a clear dropped fresh contributions of a pass *meant for* a step. A backward
+counts toward the sets whose step can follow it (docs/contract.md, "Which set a backward
+counts toward"). At run time only one path is seen, so the guard learns it: two passes are
+"the same backward" when they come from the same call stack and reach the same optimizers,
+and a backward feeds an optimizer once a step of it has
 applied the backward's contributions. A dropped pass is reported as soon as its backward is
 known to feed the optimizer, else held until (if ever) a step applies the same backward. So in
 the DCGAN loop ``errG.backward()`` never feeds ``optD``, and dropping the residue it leaves in
