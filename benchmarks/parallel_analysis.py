@@ -1,11 +1,11 @@
-"""Where sharing the analysis out to a forked process starts to pay (`dispatch.PARALLEL_FROM`).
+"""Where sharing the analysis out to a forked process starts to pay (`schedule.run.ANALYSIS_APART_FROM`).
 
     python benchmarks/parallel_analysis.py           # copies of the training scripts in examples/
     python benchmarks/parallel_analysis.py FILE...   # copies of your own training files
 
 Makes projects of more and more copies of the training scripts (each copy a module of its own,
 so each is analysed), checks each project in this process alone and shared out (alternating,
-median of 5), and prints per project the LibCST text the analysis gets (what `PARALLEL_FROM` is
+median of 5), and prints per project the LibCST text the analysis gets (what `ANALYSIS_APART_FROM` is
 compared with) and the ratio shared/alone. The last line says where sharing starts to win.
 """
 
@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from zerograd_lint import checker, dispatch, parallel, survey
 from zerograd_lint.checker import check_project
+from zerograd_lint.schedule import processes, run
 from zerograd_lint.files import discover
 
 REPEATS = 5
@@ -36,26 +36,26 @@ def training_files(paths: list[str]) -> dict[str, str]:
 
 
 def analysed_size(texts: dict[str, str]) -> int:
-    """The LibCST text of the modules holding roots, as `dispatch.PARALLEL_FROM` counts it."""
+    """The LibCST text of the modules holding roots, as `run.ANALYSIS_APART_FROM` counts it."""
     seen = []
-    real = dispatch._work
+    real = run.analysis_work
 
     def spy(plan, workers):
         work = real(plan, workers)
         seen.append(sum(work.values()))
         return work
 
-    dispatch._work = spy
+    run.analysis_work = spy
     try:
         check_project(texts)
     finally:
-        dispatch._work = real
+        run.analysis_work = real
     return max(seen, default=0)
 
 
 def timed(texts: dict[str, str], parallel_from: float) -> float:
-    dispatch.PARALLEL_FROM = parallel_from
-    checker.APART_FROM = survey.PARALLEL_FROM = float("inf")  # no helpers from the start: only this choice measured
+    run.ANALYSIS_APART_FROM = parallel_from
+    run.APART_FROM = run.SURVEYS_APART_FROM = float("inf")  # no helpers from the start: only this choice measured
     gc.collect()
     start = time.perf_counter()
     check_project(texts)
@@ -63,7 +63,7 @@ def timed(texts: dict[str, str], parallel_from: float) -> float:
 
 
 def main(argv: list[str]) -> None:
-    if not parallel.can_fork():
+    if not processes.can_fork():
         sys.exit("this platform does not fork: the analysis always runs in one process")
     files = training_files(argv or [str(Path(__file__).resolve().parent.parent / "examples")])
     if not files:

@@ -1,4 +1,4 @@
-"""Where sharing the first look (`survey.survey_all`) out to a forked process starts to pay.
+"""Where sharing the first look (`schedule.run`) out to a forked process starts to pay.
 
     python benchmarks/parallel_survey.py           # files of the installed torch package
     python benchmarks/parallel_survey.py PATH...   # your own files
@@ -6,7 +6,7 @@
 Takes growing slices of the files that can take part in a finding (smallest first), and times
 the first look in this process alone and shared out, alternating (median of 5). Prints, per
 size, the ratio shared/alone; the last line says where sharing starts to win:
-`survey.PARALLEL_FROM` should sit near it.
+`schedule.run.SURVEYS_APART_FROM` should sit near it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from zerograd_lint import survey
 from zerograd_lint.files import discover
-from zerograd_lint.parallel import Team
+from zerograd_lint.schedule import run
+from zerograd_lint.schedule.processes import Team
 from zerograd_lint.settings import Vocabulary
 
 REPEATS = 5
@@ -40,10 +40,10 @@ def texts_of(paths: list[str]) -> dict[str, str]:
 
 
 def timed(texts: dict[str, str], parallel_from: int) -> float:
-    survey.PARALLEL_FROM = parallel_from
+    run.SURVEYS_APART_FROM = parallel_from
     start = time.perf_counter()
     with Team(texts) as team:  # a helper forked only when sharing
-        survey.survey_all(texts, Vocabulary(), helpers=lambda: team.helpers or [team.helper(0)])
+        run._survey_all(texts, Vocabulary(), [], team)
     return time.perf_counter() - start
 
 

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from snippets import STALE
 
-from zerograd_lint import checker
 from zerograd_lint.cache import FOLDER, Cache
-from zerograd_lint.checker import check_project
 from zerograd_lint.cli import main
+from zerograd_lint.runner import checked
+from zerograd_lint.schedule.run import Run
 from zerograd_lint.settings import Vocabulary
 
 OTHER = "def unrelated():\n    return 1\n"
@@ -24,29 +24,29 @@ OTHER = "def unrelated():\n    return 1\n"
 def analyses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many times the analysis proper ran."""
     calls: list[int] = []
-    real = checker._check_chosen
+    real = Run.analyse
 
-    def counted(texts, *args, **kwargs):
-        calls.append(len(texts))
-        return real(texts, *args, **kwargs)
+    def counted(run):
+        calls.append(len(run.chosen))
+        return real(run)
 
-    monkeypatch.setattr(checker, "_check_chosen", counted)
+    monkeypatch.setattr(Run, "analyse", counted)
     return calls
 
 
 def test_a_rerun_with_nothing_changed_reuses_the_result(tmp_path: Path, analyses: list[int]) -> None:
     cache = Cache(tmp_path / FOLDER)
     sources = {"train.py": STALE, "other.py": OTHER}
-    first = check_project(sources, Vocabulary(), cache)
-    second = check_project(sources, Vocabulary(), cache)
+    first = checked(sources, Vocabulary(), cache)
+    second = checked(sources, Vocabulary(), cache)
     assert first == second and [f.code for f in second.findings["train.py"]] == ["ZG001"]
     assert analyses == [1]
 
 
 def test_an_edit_outside_the_files_that_matter_costs_no_analysis(tmp_path: Path, analyses: list[int]) -> None:
     cache = Cache(tmp_path / FOLDER)
-    check_project({"train.py": STALE, "other.py": OTHER}, Vocabulary(), cache)
-    result = check_project({"train.py": STALE, "other.py": OTHER + "# edited\n"}, Vocabulary(), cache)
+    checked({"train.py": STALE, "other.py": OTHER}, Vocabulary(), cache)
+    result = checked({"train.py": STALE, "other.py": OTHER + "# edited\n"}, Vocabulary(), cache)
     assert [f.code for f in result.findings["train.py"]] == ["ZG001"]
     assert analyses == [1]
 
@@ -61,32 +61,32 @@ def test_an_edit_outside_the_files_that_matter_costs_no_analysis(tmp_path: Path,
 )
 def test_what_the_result_depends_on_is_in_the_key(tmp_path: Path, analyses: list[int], sources, vocabulary) -> None:
     cache = Cache(tmp_path / FOLDER)
-    check_project({"train.py": STALE}, Vocabulary(), cache)
-    check_project(sources, vocabulary, cache)
+    checked({"train.py": STALE}, Vocabulary(), cache)
+    checked(sources, vocabulary, cache)
     assert len(analyses) == 2
 
 
 def test_the_version_is_in_the_key(tmp_path: Path, analyses: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     cache = Cache(tmp_path / FOLDER)
-    check_project({"train.py": STALE}, Vocabulary(), cache)
+    checked({"train.py": STALE}, Vocabulary(), cache)
     monkeypatch.setattr("zerograd_lint.cache.__version__", "99.0.0")
-    check_project({"train.py": STALE}, Vocabulary(), cache)
+    checked({"train.py": STALE}, Vocabulary(), cache)
     assert len(analyses) == 2
 
 
 def test_a_truncated_entry_is_a_miss(tmp_path: Path, analyses: list[int]) -> None:
     cache = Cache(tmp_path / FOLDER)
-    first = check_project({"train.py": STALE}, Vocabulary(), cache)
+    first = checked({"train.py": STALE}, Vocabulary(), cache)
     for entry in (tmp_path / FOLDER).glob("*.json"):
         entry.write_text(entry.read_text()[:20])
-    assert check_project({"train.py": STALE}, Vocabulary(), cache) == first
+    assert checked({"train.py": STALE}, Vocabulary(), cache) == first
     assert len(analyses) == 2
     for entry in (tmp_path / FOLDER).glob("*.json"):
         json.loads(entry.read_text())  # rewritten whole
 
 
 def test_the_folder_ignores_itself_and_says_what_it_is(tmp_path: Path) -> None:
-    check_project({"train.py": STALE}, Vocabulary(), Cache(tmp_path / FOLDER))
+    checked({"train.py": STALE}, Vocabulary(), Cache(tmp_path / FOLDER))
     assert (tmp_path / FOLDER / ".gitignore").read_text().splitlines()[-1] == "*"
     assert (tmp_path / FOLDER / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
 

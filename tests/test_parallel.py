@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import checker, dispatch, parallel, select, survey
+from zerograd_lint import prefilter, roots, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
+from zerograd_lint.runner import checked
+from zerograd_lint.schedule import processes, run, shares
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import survey_module
 
@@ -21,20 +23,20 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 ALL = sorted(p for p in FIXTURES.rglob("*.py") if "fixes" not in p.parts)
 
-needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="this platform or process does not fork")
+needs_fork = pytest.mark.skipif(not processes.can_fork(), reason="this platform or process does not fork")
 
 
 def _findings(sources: dict[str, bytes], monkeypatch: pytest.MonkeyPatch, shared: bool) -> tuple[dict, int]:
     """The findings, and the number of shares the analysis was split into."""
     seen = []
-    real = dispatch._merged
+    real = roots.merged
 
     def spy(parts, errors):
         seen.append(len(parts))
         return real(parts, errors)
 
-    monkeypatch.setattr(dispatch, "_merged", spy)
-    monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0 if shared else float("inf"))
+    monkeypatch.setattr(roots, "merged", spy)
+    monkeypatch.setattr(run, "ANALYSIS_APART_FROM", 0 if shared else float("inf"))
     result = check_project(sources)
     return {p: f for p, f in result.findings.items() if f}, max(seen, default=0)
 
@@ -42,15 +44,15 @@ def _findings(sources: dict[str, bytes], monkeypatch: pytest.MonkeyPatch, shared
 def _with_a_team(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Make every run use helpers from its start; the names of the jobs they were given."""
     given = []
-    real = parallel.Helper.submit
+    real = processes.Helper.submit
 
     def spy(self, work, *args):
         given.append(work.__name__)
         return real(self, work, *args)
 
-    monkeypatch.setattr(parallel.Helper, "submit", spy)
-    monkeypatch.setattr(checker, "APART_FROM", 0)
-    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(processes.Helper, "submit", spy)
+    monkeypatch.setattr(run, "APART_FROM", 0)
+    monkeypatch.setattr(run, "SURVEYS_APART_FROM", 0)
     return given
 
 
@@ -70,7 +72,7 @@ def test_all_fixtures_together_give_the_same_findings_shared_out(monkeypatch: py
     sources = {str(p): p.read_bytes() for p in ALL}
     alone, shares_alone = _findings(sources, monkeypatch, shared=False)
     shared, shares = _findings(sources, monkeypatch, shared=True)
-    assert (shares_alone, shares) == (1, parallel.WORKERS)  # it did run in two processes
+    assert (shares_alone, shares) == (1, processes.WORKERS)  # it did run in two processes
     assert len(alone) > 50  # files with findings
     assert shared == alone
 
@@ -83,9 +85,9 @@ def test_all_fixtures_together_give_the_same_findings_with_helpers(monkeypatch: 
     given = _with_a_team(monkeypatch)
     helped = {p: f for p, f in check_project(sources).findings.items() if f}
     assert helped == alone
-    assert sorted(set(given)) == ["_scan_share", "_spawn", "_unused_markers_of_part", "analyse_share", "prepare", "surveys"]
-    assert given.count("analyse_share") == parallel.WORKERS  # each helper analysed a share
-    assert given.count("prepare") == 1  # the second helper was spawned by the first, LibCST imported
+    assert sorted(set(given)) == ["_analyse_in_helper", "_scan_share", "_spawn", "_unused_markers_of_part", "surveys", "warm_up"]
+    assert given.count("_analyse_in_helper") == processes.WORKERS  # each helper analysed a share
+    assert given.count("warm_up") == 1  # the second helper was spawned by the first, LibCST imported
 
 
 @needs_fork
@@ -94,10 +96,10 @@ def test_a_mid_size_run_looks_first_and_imports_libcst_after(monkeypatch: pytest
     once, and each imports LibCST afterwards (measured sooner than importing before looking)."""
     sources = {str(p): p.read_bytes() for p in ALL}
     given = _with_a_team(monkeypatch)
-    monkeypatch.setattr(checker, "APART_FROM", float("inf"))
+    monkeypatch.setattr(run, "APART_FROM", float("inf"))
     check_project(sources)
-    assert "scan" not in given and given.index("surveys") < given.index("prepare")
-    assert given.count("prepare") == 2 and given.count("_spawn") == 1
+    assert "scan" not in given and given.index("surveys") < given.index("warm_up")
+    assert given.count("warm_up") == 2 and given.count("_spawn") == 1
 
 
 @needs_fork
@@ -105,19 +107,19 @@ def test_the_roots_of_a_module_holding_most_of_the_work_are_split(monkeypatch: p
     """A fixture is a project of one module: its roots are shared out between two processes (each
     parses it), and the findings are those of one process doing everything."""
     split = []
-    real = dispatch._work
+    real = run.analysis_work
 
     def spy(plan, workers):
         work = real(plan, workers)
         split.extend(path for (path, _), size in work.items() if sum(p == path for p, _ in work) > 1)
         return work
 
-    monkeypatch.setattr(dispatch, "_work", spy)
+    monkeypatch.setattr(run, "analysis_work", spy)
     for path in ALL:
         sources = {str(path): path.read_bytes()}
-        monkeypatch.setattr(dispatch, "PARALLEL_FROM", float("inf"))
+        monkeypatch.setattr(run, "ANALYSIS_APART_FROM", float("inf"))
         alone = check_project(sources).findings
-        monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0)
+        monkeypatch.setattr(run, "ANALYSIS_APART_FROM", 0)
         assert check_project(sources).findings == alone, path
     assert len(set(split)) >= 4  # the fixtures with two roots or more
     assert any(path.endswith("two_independent_loops.py") for path in split)
@@ -142,11 +144,11 @@ def test_every_root_is_analysed_whoever_inlines_it(monkeypatch: pytest.MonkeyPat
     as inlined only because `r2` is analysed too. Skipping `r2` (its findings are dropped anyway)
     brought `r3`'s context-free finding back, in one process and not in two."""
     sources = {"m.py": _chain(between)}
-    monkeypatch.setattr(dispatch, "PARALLEL_FROM", float("inf"))
+    monkeypatch.setattr(run, "ANALYSIS_APART_FROM", float("inf"))
     alone = check_project(sources).findings
-    monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(run, "ANALYSIS_APART_FROM", 0)
     assert check_project(sources).findings == alone
-    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    monkeypatch.setattr(processes, "can_fork", lambda: False)
     assert check_project(sources).findings == alone
     if between == 8:  # `r1` reaches `r2` and not `r3`; `r2` reaches `r3`
         assert alone == {"m.py": []}
@@ -154,24 +156,24 @@ def test_every_root_is_analysed_whoever_inlines_it(monkeypatch: pytest.MonkeyPat
 
 def test_roots_are_split_in_halves_of_about_equal_code() -> None:
     survey = survey_module("def a():\n" + "    x = 1\n" * 30 + "def b():\n    y = 2\n" + "def c():\n" + "    z = 3\n" * 20)
-    assert dispatch._halves(frozenset({1, 32, 34}), survey) == [(1,), (32, 34)]
+    assert shares._halves(frozenset({1, 32, 34}), survey) == [(1,), (32, 34)]
 
 
 def test_shares_are_balanced_and_deterministic() -> None:
     sizes = {"a": 50, "b": 40, "c": 30, "d": 20, "e": 10}
-    assert parallel.shares(sizes, 2) == [["a", "d", "e"], ["b", "c"]]
-    assert parallel.shares(dict(reversed(sizes.items())), 2) == [["a", "d", "e"], ["b", "c"]]
-    assert parallel.shares(sizes, 1) == [["a", "b", "c", "d", "e"]]
-    assert parallel.shares({"a": 500}, 2) == [["a"]]
-    assert parallel.shares({}, 2) == []
+    assert shares.shares(sizes, 2) == [["a", "d", "e"], ["b", "c"]]
+    assert shares.shares(dict(reversed(sizes.items())), 2) == [["a", "d", "e"], ["b", "c"]]
+    assert shares.shares(sizes, 1) == [["a", "b", "c", "d", "e"]]
+    assert shares.shares({"a": 500}, 2) == [["a"]]
+    assert shares.shares({}, 2) == []
 
 
 def test_shares_follow_their_weights() -> None:
     sizes = {name: 10 for name in "abcdefghij"}
-    mine, theirs = parallel.shares(sizes, 2, weights=(0.75, 0.25))
+    mine, theirs = shares.shares(sizes, 2, weights=(0.75, 0.25))
     assert (sum(sizes[k] for k in mine), sum(sizes[k] for k in theirs)) == (80, 20)
-    assert parallel.shares(sizes, 2, weights=(1, 1)) == parallel.shares(sizes, 2)
-    assert parallel.shares({"a": 1, "b": 1}, 2, weights=(0.75, 0.25)) == [["a", "b"]]  # the second gets nothing
+    assert shares.shares(sizes, 2, weights=(1, 1)) == shares.shares(sizes, 2)
+    assert shares.shares({"a": 1, "b": 1}, 2, weights=(0.75, 0.25)) == [["a", "b"]]  # the second gets nothing
 
 
 def test_no_fork_while_another_thread_runs() -> None:
@@ -179,7 +181,7 @@ def test_no_fork_while_another_thread_runs() -> None:
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not parallel.can_fork()
+        assert not processes.can_fork()
     finally:
         stop.set()
         thread.join()
@@ -194,7 +196,7 @@ def _square(_context: object, n: int) -> tuple[int, bool]:
 
 @needs_fork
 def test_a_helper_does_its_jobs_in_order_elsewhere() -> None:
-    with parallel.Helper(None) as helper:
+    with processes.Helper(None) as helper:
         jobs = [helper.submit(_square, n) for n in (1, 2, 3)]
         assert [job.result() for job in reversed(jobs)] == [(9, False), (4, False), (1, False)]
 
@@ -205,21 +207,21 @@ def _sleep(_context: object, seconds: float) -> None:
 
 @needs_fork
 def test_work_dealt_goes_to_the_helper_with_nothing_left_to_do() -> None:
-    """`parallel.deal`: a helper still at its own job gets nothing more; the other does it all."""
-    with parallel.Team(None) as team:
+    """`processes.deal`: a helper still at its own job gets nothing more; the other does it all."""
+    with processes.Team(None) as team:
         busy, free = team.helper(0), team.helper(1)
         own = busy.submit(_sleep, 1.0)
-        jobs = parallel.deal([busy, free], _square, [(n,) for n in range(6)], busy=[own])
+        jobs = processes.deal([busy, free], _square, [(n,) for n in range(6)], busy=[own])
         assert [job.helper for job in jobs] == [free] * 6
         assert [job.result() for job in jobs] == [(n * n, False) for n in range(6)]
 
 
 @needs_fork
 def test_work_dealt_to_a_helper_gone_is_done_here() -> None:
-    with parallel.Team(None) as team:
+    with processes.Team(None) as team:
         gone, free = team.helper(0), team.helper(1)
         killed = gone.submit(_dies_in_a_helper, 0)
-        jobs = parallel.deal([gone, free], _square, [(n,) for n in range(4)], busy=[killed])
+        jobs = processes.deal([gone, free], _square, [(n,) for n in range(4)], busy=[killed])
         assert sorted(job.result()[0] for job in jobs) == [0, 1, 4, 9]
         assert killed.result() == 0
 
@@ -243,7 +245,7 @@ def _unpicklable_in_a_helper(_context: object, n: int) -> object:
 @needs_fork
 @pytest.mark.parametrize("work", [_fails_in_a_helper, _dies_in_a_helper, _unpicklable_in_a_helper])
 def test_a_failed_job_is_done_again_here(work) -> None:
-    with parallel.Helper(None) as helper:
+    with processes.Helper(None) as helper:
         failed = helper.submit(work, 1)
         after = helper.submit(_square, 2)
         assert failed.result() == 1
@@ -259,7 +261,7 @@ def test_large_jobs_and_results_cross_without_waiting_on_each_other() -> None:
     """A result the parent is not reading yet must not stop the helper from taking the next job,
     nor a large job stop the parent while the helper's large result waits (pipes hold 64 KB)."""
     big = b"x" * 3_000_000
-    with parallel.Helper(big) as helper:
+    with processes.Helper(big) as helper:
         first = helper.submit(_echo, big)
         second = helper.submit(_echo, big[:10])  # sent while the first result fills the pipe
         assert second.result() == big + big[:10]
@@ -268,34 +270,34 @@ def test_large_jobs_and_results_cross_without_waiting_on_each_other() -> None:
 
 
 def _kept(_context: object) -> int:
-    parallel.keep(object())
-    return len(parallel._KEPT)
+    processes.keep(object())
+    return len(processes._KEPT)
 
 
 @needs_fork
 def test_a_helper_keeps_what_it_is_given_to_keep_and_this_process_does_not() -> None:
-    with parallel.Helper(None) as helper:
+    with processes.Helper(None) as helper:
         assert helper.submit(_kept).result() == 1
-    parallel.keep(object())
-    assert parallel._KEPT is None
+    processes.keep(object())
+    assert processes._KEPT is None
 
 
 def _prepare(_context: object) -> int:
-    parallel.PREPARED_IN_TEST = os.getpid()  # what a spawned helper should inherit
+    processes.PREPARED_IN_TEST = os.getpid()  # what a spawned helper should inherit
     return os.getpid()
 
 
 def _where(_context: object) -> tuple[int, int, int | None]:
-    return os.getpid(), os.getppid(), getattr(parallel, "PREPARED_IN_TEST", None)
+    return os.getpid(), os.getppid(), getattr(processes, "PREPARED_IN_TEST", None)
 
 
 @needs_fork
 def test_a_spawned_helper_inherits_what_its_spawner_prepared_and_is_reaped() -> None:
-    with parallel.Team(None) as team:
+    with processes.Team(None) as team:
         first = team.helper(0).submit(_prepare).result()
         pid, parent, prepared = team.helper(1).submit(_where).result()
     assert pid not in (PARENT, first) and parent == first and prepared == first
-    parallel.reap()
+    processes.reap()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # the first helper: stopped and reaped, not even a zombie
     deadline = time.monotonic() + 10
@@ -314,7 +316,7 @@ def _exists(pid: int) -> bool:
 
 @needs_fork
 def test_the_jobs_of_a_helper_whose_spawner_died_are_done_here() -> None:
-    with parallel.Team(None) as team:
+    with processes.Team(None) as team:
         assert team.helper(0).submit(_dies_in_a_helper, 1).result() == 1  # before it could spawn
         assert team.helper(1).submit(_square, 3).result() == (9, True)
 
@@ -324,10 +326,10 @@ def test_a_helper_that_cannot_be_forked_leaves_its_jobs_here(monkeypatch: pytest
         raise BlockingIOError("Resource temporarily unavailable")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    with parallel.Team(None) as team:
+    with processes.Team(None) as team:
         assert team.helper(0).submit(_square, 2).result() == (4, True)
         assert team.helper(1).submit(_square, 3).result() == (9, True)
-    assert not parallel._OPEN  # no pipe left open
+    assert not processes._OPEN  # no pipe left open
 
 
 @needs_fork
@@ -347,10 +349,10 @@ def test_all_fixtures_together_give_the_same_findings_when_no_process_can_be_for
 
 @needs_fork
 def test_an_error_here_reaps_the_helpers() -> None:
-    with pytest.raises(KeyError), parallel.Team(None) as team:
+    with pytest.raises(KeyError), processes.Team(None) as team:
         team.helper(1).submit(_square, 2)
         raise KeyError(1)
-    parallel.reap()
+    processes.reap()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind, not even a zombie
 
@@ -358,7 +360,7 @@ def test_an_error_here_reaps_the_helpers() -> None:
 @needs_fork
 def test_markers_looked_for_in_a_helper_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     sources = {str(p): p.read_bytes() for p in ALL}
-    monkeypatch.setattr(checker, "APART_FROM", float("inf"))
+    monkeypatch.setattr(run, "APART_FROM", float("inf"))
     here = check_project(sources).findings
     given = _with_a_team(monkeypatch)
     apart = check_project(sources).findings
@@ -374,41 +376,42 @@ def test_a_first_look_begun_for_nothing_leaves_no_child(tmp_path: Path, monkeypa
     given = _with_a_team(monkeypatch)
     cache = Cache(tmp_path / "cache")
     train = (FIXTURES / "ZG001" / "no_clear.py").read_bytes()
-    first = check_project({"train.py": train, "notes.py": b"x = 1\n"}, cache=cache)
+    first = checked({"train.py": train, "notes.py": b"x = 1\n"}, cache=cache)
     given.clear()
-    again = check_project({"train.py": train, "notes.py": b"x = 2\n"}, cache=cache)  # only the chosen part hits
+    again = checked({"train.py": train, "notes.py": b"x = 2\n"}, cache=cache)  # only the chosen part hits
     assert [f.code for f in again.findings["train.py"]] == [f.code for f in first.findings["train.py"]] == ["ZG001"]
-    assert "surveys" in given and "analyse_share" not in given
-    parallel.reap()
+    assert "surveys" in given and "_analyse_in_helper" not in given
+    processes.reap()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
 
 
 def test_a_scan_made_in_shares_is_the_scan_of_all() -> None:
     texts = {str(p): p.read_text(encoding="utf-8") for p in ALL}
-    whole = select.scan(texts, Vocabulary(), sorted(texts))
-    first, second = parallel.shares({p: len(t) for p, t in texts.items()}, 2)
-    merged = select.scan(texts, Vocabulary(), first).merge(select.scan(texts, Vocabulary(), second))
+    whole = prefilter.scan(texts, Vocabulary(), sorted(texts))
+    first, second = shares.shares({p: len(t) for p, t in texts.items()}, 2)
+    merged = prefilter.scan(texts, Vocabulary(), first).merge(prefilter.scan(texts, Vocabulary(), second))
     assert (merged.direct, merged.imports) == (whole.direct, whole.imports)
     assert whole.direct and whole.imports
 
 
 def test_a_batch_dealt_to_a_helper_is_one_file_at_least_and_at_most_its_size_else() -> None:
-    texts = {"big": "x" * (survey._BATCH + 1), "a": "x" * 100, "b": "x" * 100}
+    texts = {"big": "x" * (run.SURVEY_BATCH + 1), "a": "x" * 100, "b": "x" * 100}
     pool = deque(["a", "b", "big"])
-    assert survey._batch(pool, texts) == ["big"]  # alone, however large
-    assert survey._batch(pool, texts) == ["b", "a"]
-    assert survey._batch(pool, texts) == [] and not pool
+    assert run._batch(pool, texts) == ["big"]  # alone, however large
+    assert run._batch(pool, texts) == ["b", "a"]
+    assert run._batch(pool, texts) == [] and not pool
 
 
 @needs_fork
 def test_first_looks_dealt_out_are_those_of_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = {str(p): p.read_text(encoding="utf-8") for p in ALL}
-    alone = survey.survey_all(texts, Vocabulary())
-    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
-    monkeypatch.setattr(survey, "_BATCH", 2_000)  # many batches
-    with parallel.Team(texts) as team:
-        dealt = survey.survey_all(texts, Vocabulary(), helpers=lambda: [team.helper(0), team.helper(1)])
+    alone = run._survey_all(texts, Vocabulary(), [], None)
+    monkeypatch.setattr(run, "SURVEYS_APART_FROM", 0)
+    monkeypatch.setattr(run, "SURVEY_BATCH", 2_000)  # many batches
+    with processes.Team(texts) as team:
+        team.helper(1)  # both helpers, the second spawned by the first
+        dealt = run._survey_all(texts, Vocabulary(), [], team)
 
     def comparable(found: dict) -> dict:  # a file refused is refused for the same reason
         return {path: f.reason if isinstance(f, survey.Unparsable) else f for path, f in found.items()}

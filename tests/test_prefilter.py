@@ -49,7 +49,7 @@ def train(model, data):
 
 
 def test_the_prefilter_is_strict_about_one_file_a_caller_that_never_mentions_an_optimizer() -> None:
-    """The documented exception (`select.py`, `docs/analysis.md`): only the imports of files that
+    """The documented exception (`prefilter`, `docs/analysis.md`): only the imports of files that
     mention an optimizer are read, so a script calling an imported training step is chosen when
     it says `optim` somewhere, and not otherwise. Here the loop never clears: ZG001 either way
     without the prefilter, with it only once the caller mentions one."""

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import checker, parallel, reading, survey
 from zerograd_lint.files import discover, read_source
-from zerograd_lint.arena import Arena
-from zerograd_lint.reading import Early, Reader
 from zerograd_lint.runner import check_files
+from zerograd_lint.schedule import processes, run
+from zerograd_lint.schedule.arena import Arena
+from zerograd_lint.schedule.early import Early, Reader, _names_a_folder
 from zerograd_lint.settings import Settings
 from zerograd_lint.texts import BINARY, decode
 
 FIXTURES = Path(__file__).parent / "fixtures"
-needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="this platform or process does not fork")
+needs_fork = pytest.mark.skipif(not processes.can_fork(), reason="this platform or process does not fork")
 needs_arena = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no memfd_create here")
 
 
@@ -78,7 +78,7 @@ def test_a_run_is_started_early_only_on_a_folder(tmp_path: Path, monkeypatch: py
                                                  arguments: list[str], folder: bool) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text("x = 1\n")
-    assert reading._names_a_folder(arguments) is folder
+    assert _names_a_folder(arguments) is folder
 
 
 def _early_run(paths: list[str]):
@@ -94,23 +94,23 @@ def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(FIXTURES)
     paths = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.py") if "fixes" not in p.parts)
     plain = check_files(paths, Settings(cache=None))
-    monkeypatch.setattr(checker, "APART_FROM", 0 if apart else float("inf"))
-    monkeypatch.setattr(survey, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(run, "APART_FROM", 0 if apart else float("inf"))
+    monkeypatch.setattr(run, "SURVEYS_APART_FROM", 0)
     given: list[str] = []
-    real = parallel.Helper.submit
+    real = processes.Helper.submit
 
     def spy(helper, work, *args):
         given.append(work.__name__)
         return real(helper, work, *args)
 
-    monkeypatch.setattr(parallel.Helper, "submit", spy)
+    monkeypatch.setattr(processes.Helper, "submit", spy)
     early = _early_run(paths)
     assert (early.findings, early.files) == (plain.findings, plain.files)
     assert [(e.path, e.reason) for e in early.errors] == [(e.path, e.reason) for e in plain.errors]
     if apart:  # the early helper is given the sources, and scans a share of them
-        assert given[:2] == ["_prepare", "_fill"] and "_scan_share" in given
+        assert given[:2] == ["warm_up", "_fill"] and "_scan_share" in given
     else:  # it is stopped: a smaller run forks its helpers when it has work for them
-        assert given[0] == "_prepare" and "_fill" not in given
+        assert given[0] == "warm_up" and "_fill" not in given
 
 
 @needs_fork
@@ -121,7 +121,7 @@ def test_an_early_run_reports_what_cannot_be_read_or_decoded(tmp_path: Path, mon
     (tmp_path / "binary.py").write_bytes(b"\x00\x01loss.backward()")
     (tmp_path / "latin.py").write_bytes(b"x = '\xe9'\n")
     paths = [*discover(["."]), "gone.py"]
-    monkeypatch.setattr(checker, "APART_FROM", 0)  # each process decodes what it scans
+    monkeypatch.setattr(run, "APART_FROM", 0)  # each process decodes what it scans
     early = _early_run(paths)
     plain = check_files(paths, Settings(cache=None))
     assert sorted((e.path, e.reason) for e in early.errors) == sorted((e.path, e.reason) for e in plain.errors)

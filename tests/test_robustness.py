@@ -37,7 +37,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from snippets import STALE
 
-from zerograd_lint import check_source, parallel
+from zerograd_lint import check_source
+from zerograd_lint.schedule import processes
 from zerograd_lint.cli import main
 from zerograd_lint.codes import RULES
 from zerograd_lint.files import discover
@@ -346,7 +347,7 @@ class _ParseSpy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.parsed = 0
-        monkeypatch.setattr(parallel, "can_fork", lambda: False)
+        monkeypatch.setattr(processes, "can_fork", lambda: False)
         real = libcst.parse_module
 
         def parse_module(*args, **kwargs):
@@ -548,7 +549,7 @@ def test_an_internal_error_costs_one_file(tmp_path: Path, monkeypatch: pytest.Mo
                                          make: Callable[[], BaseException], reason: str) -> None:
     """The dataflow raises for the loop of broken.py only. The whole-project check fails, the
     runner checks file by file: broken.py gets one line, the others are still checked."""
-    import zerograd_lint.analysis  # noqa: F401 - imported lazily; it holds flow.analyse too
+    import zerograd_lint.roots  # noqa: F401 - imported lazily; it holds flow.analyse too
     from zerograd_lint import flow
 
     real = flow.analyse

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from test_parallel import ALL, _with_a_team, needs_fork
 
-from zerograd_lint import checker, dispatch
+from zerograd_lint import checker, runner
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.cli import main
@@ -166,10 +166,10 @@ def test_the_help_says_it_bypasses_the_cache() -> None:
 def test_the_cache_is_neither_read_nor_written(tmp_path: Path) -> None:
     sources = {"train.py": (FIXTURES / "ZG001" / "no_clear.py").read_bytes()}
     cache = Cache(tmp_path / "cache")
-    assert check_project(sources, cache=cache, loops=True).loops
+    assert runner.checked(sources, cache=cache, loops=True).loops
     assert not (tmp_path / "cache").exists()
-    check_project(sources, cache=cache)  # written now
-    again = check_project(sources, cache=cache, loops=True)
+    runner.checked(sources, cache=cache)  # written now
+    again = runner.checked(sources, cache=cache, loops=True)
     assert [v.code for loop in again.loops for v in loop.verdicts] == ["ZG001"]
 
 
@@ -195,12 +195,12 @@ def _shown(sources: dict[str, bytes]):
 @needs_fork
 def test_the_loops_are_the_same_whichever_process_analysed_them(monkeypatch: pytest.MonkeyPatch) -> None:
     sources = {str(p): p.read_bytes() for p in ALL}
-    monkeypatch.setattr(dispatch, "PARALLEL_FROM", float("inf"))
+    monkeypatch.setattr("zerograd_lint.schedule.run.ANALYSIS_APART_FROM", float("inf"))
     findings, alone = _shown(sources)
     assert findings == check_project(sources).findings
     assert len(alone) > 100
-    monkeypatch.setattr(dispatch, "PARALLEL_FROM", 0)
+    monkeypatch.setattr("zerograd_lint.schedule.run.ANALYSIS_APART_FROM", 0)
     assert _shown(sources) == (findings, alone)
     given = _with_a_team(monkeypatch)
     assert _shown(sources) == (findings, alone)
-    assert given.count("analyse_share") >= 2
+    assert given.count("_analyse_in_helper") >= 2

@@ -1,5 +1,5 @@
 """What LibCST is given of a module (`sparse.sparse_text`), and which methods that build objects
-keep their bodies (`plan.methods_kept`). Both only save time: `test_prefilter.py` checks that every
+keep their bodies (`planning.methods_kept`). Both only save time: `test_prefilter.py` checks that every
 fixture gives the same findings without them; these check that they save it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from zerograd_lint import survey
-from zerograd_lint.plan import plan
+from zerograd_lint.planning import planned as plan_of
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import sparse_text
 
@@ -107,8 +107,8 @@ TRAINING = textwrap.dedent('''\
 
 def test_only_the_classes_the_analysis_may_meet_keep_the_methods_that_build_their_objects() -> None:
     path = "train.py"
-    planned = plan({path: TRAINING, "stepping.py": "class Stepper:\n    def __init__(self):\n        pass\n"},
-                   Vocabulary(), {})
+    texts = {path: TRAINING, "stepping.py": "class Stepper:\n    def __init__(self):\n        pass\n"}
+    planned = plan_of(texts, {p: survey.survey_module(t, Vocabulary()) for p, t in texts.items()})
     assert planned is not None
     init = {name: line for line, name in _inits(TRAINING).items()}
     kept = planned.kept_methods[path]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zerograd_lint import checker, rules
+from zerograd_lint import prefilter, rules
+from zerograd_lint.schedule import run
 from zerograd_lint.findings import SourceError
 from zerograd_lint.texts import Texts
 
@@ -48,7 +49,7 @@ def test_the_markers_test_on_bytes_answers_as_on_the_text() -> None:
 def test_markers_are_looked_for_in_the_files_a_helper_was_given_only() -> None:
     texts = Texts({"a.py": b"x = 1  # noqa: ZG001\n", "b.py": b"y = 2  # noqa: ZG001\n", "c.py": b"z = 3\n"})
     texts.decode_all()
-    found = checker._unused_markers_of_part(texts, 0, 1, skip={"b.py"})
+    found = run._unused_markers_of_part(texts, 0, 1, skip={"b.py"})
     assert sorted(found) == ["a.py"] and [raw.code for raw in found["a.py"]] == ["ZG100"]
 
 
@@ -56,7 +57,7 @@ def test_a_file_that_declares_its_encoding_is_tested_as_text() -> None:
     """In UTF-7, `+AFoARw-` is `ZG`: the bytes name no code, the text does."""
     texts = Texts({"seven.py": b"# -*- coding: utf-7 -*-\nx = 1  # noqa: +AFoARw-001\n"})
     texts.decode_all()
-    found = checker._unused_markers_of_part(texts, 0, 1, skip=set())
+    found = run._unused_markers_of_part(texts, 0, 1, skip=set())
     assert [raw.code for raw in found["seven.py"]] == ["ZG100"]
 
 
@@ -70,4 +71,4 @@ def test_another_framework_is_told_by_its_import_lines_as_by_the_whole_text() ->
         "import os\n": False,
     }
     for text, expected in cases.items():
-        assert checker._other_framework(text) is expected, text
+        assert prefilter._other_framework(text) is expected, text

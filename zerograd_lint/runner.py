@@ -14,23 +14,25 @@ as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from zerograd_lint import checked_loops
 from zerograd_lint.cache import Cache
+from zerograd_lint.cache import key as cache_key
 from zerograd_lint.files import FileSelection, read_source
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
-from zerograd_lint.reading import Early, Reader
-from zerograd_lint.settings import Settings
+from zerograd_lint.schedule.early import Early, Reader
+from zerograd_lint.settings import Settings, Vocabulary
 from zerograd_lint.texts import Source
 
 if TYPE_CHECKING:
     from zerograd_lint.checker import Result
     from zerograd_lint.fix import Fixes
+    from zerograd_lint.schedule.processes import Team
 
 NOTEBOOKS_ARE_NOT_FIXED = "notebooks are not fixed"
 
@@ -65,7 +67,7 @@ def check_files(files: Iterable[str | Buffer], settings: Settings = Settings(), 
                 named: Collection[str] = (), selection: FileSelection = FileSelection()) -> Report:
     """Check these files (already discovered; a `Buffer` stands for a file whose text is given)
     as one project. Unreadable or unparsable files become errors. `early`: a first helper forked
-    before the files were known (see `zerograd_lint.reading`), closed by the time this returns.
+    before the files were known (see `zerograd_lint.schedule.early`), closed by the time this returns.
     `named`: the paths among `files` named by themselves rather than found in a folder, checked
     as part of their projects, which are listed with `selection`'s excludes (see the module's
     docstring)."""
@@ -81,8 +83,6 @@ def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), ea
 
 def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None,
          named: Collection[str], selection: FileSelection) -> Report:
-    from zerograd_lint.checker import check_project
-
     report = Report()
     # fixes are made from bytes, and so is the search beside named files: neither reads into an arena
     if (fix or named) and early is not None:
@@ -117,10 +117,9 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         sources.update(files_beside(named, sources, selection, settings.vocabulary))
     team = reader.sources(sources)
     try:
-        cache = Cache(settings.cache) if settings.cache else None
         with team or nullcontext():
-            results = [_only(asked, check_project(sources, settings.vocabulary, cache, team=team,
-                                                  loops=settings.show_loops))]
+            cache = Cache(settings.cache) if settings.cache else None
+            results = [_only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops))]
     except Exception:  # an internal error: check file by file so it costs one file, not the run
         results = [_check_alone(path, sources[path], settings) for path in sources if path in asked]
     report.loops = checked_loops.reported((loop for r in results for loop in r.loops), asked, settings, notebooks)
@@ -133,6 +132,33 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
     report.findings.extend(_reported(results, notebooks, settings))
     return report
+
+
+def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
+            team: Team | None = None, loops: bool = False) -> Result:
+    """`checker.check_project`, with a cache between its phases: a run whose sources did not
+    change reuses the last result, and one whose chosen files did not change (an edit elsewhere)
+    reuses their analysis (see `zerograd_lint.cache`). Not with `loops`: the cache keeps
+    findings only."""
+    from zerograd_lint.checker import Result, check_project
+    from zerograd_lint.schedule.run import Analysed, Run
+
+    if cache is None or loops:
+        return check_project(sources, vocabulary, team=team, loops=loops)
+    whole = cache_key("all", sources, vocabulary)
+    if (hit := cache.get(whole)) is not None:
+        return Result(*hit)
+    with Run(sources, vocabulary, team=team) as run:
+        chosen = run.choose()
+        part = cache_key("chosen", chosen, vocabulary)
+        if (hit := cache.get(part)) is not None:
+            analysed = Analysed(hit[0], hit[1], [])
+        else:
+            analysed = run.analyse()
+            cache.put(part, analysed.findings, analysed.errors)
+        result = run.finish(analysed)
+    cache.put(whole, result.findings, result.errors)
+    return result
 
 
 def _reported(results: list[Result], notebooks: dict[str, Index], settings: Settings) -> list[Finding]:

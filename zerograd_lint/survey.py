@@ -5,24 +5,17 @@ pathological nesting. This pass refuses what cannot be parsed, and finds which f
 matter: a function (or a module body) can hold a finding only if it holds a loop (or is a
 per-batch callback) and it, or a function of the project it calls, both accumulates (`backward`)
 and steps (an optimizer's step, or a hand-written update from `.grad`). Only those are analysed,
-and only functions that touch gradients at all are followed into at call sites.
-
-Calls are matched by name, generously but not blindly: `f(...)` reaches the functions named `f`
-of its own module and of the modules it imports; `x.m(...)` reaches the methods named `m` of
-its own module, of the modules it imports and of those that import it (a subclass overriding a
-base class's step lives there), and the functions named `m` of the modules it imports.
+and only functions that touch gradients at all are followed into at call sites: `reach.connect`
+puts the first looks together.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zerograd_lint import parallel
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.sparse import Outline, outline, within
 from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CLASSES, STEPS, UPDATES, calls_that
@@ -82,14 +75,6 @@ class ModuleSurvey:
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
     renamed: set[str] = field(default_factory=set)  # names imported under another (`import X as Y`)
     outline: Outline | None = None  # for `sparse.sparse_text`
-
-
-@dataclass(frozen=True)
-class Survey:
-    roots: frozenset[int]  # `def` lines (MODULE for the module body) worth analysing
-    followed: frozenset[int]  # `def` lines of functions that touch gradients, directly or not
-    worth: frozenset[str] = frozenset()  # module-level names whose definition holds such a function
-    needed: frozenset[int] = frozenset()  # roots and the followed functions they can reach
 
 
 def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSurvey:
@@ -194,76 +179,11 @@ _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 _NOTED = frozenset({ast.Call, ast.Attribute, ast.Name, ast.AugAssign, ast.Assign})  # what `_Words.note` reads
 
 
-# Below this much text the first look runs in this process alone: forking costs more. Measured
-# with benchmarks/parallel_survey.py on this project's 2-core machines.
-PARALLEL_FROM = 300_000  # characters
-
-
-def share_out(texts: Mapping[str, str], vocabulary: Vocabulary, helpers: list[parallel.Helper]) -> list[parallel.Job]:
-    """The first look at `texts` given to `helpers` in about equal shares (while this process does
-    something else). Nothing is given out below `PARALLEL_FROM` characters: forking and pickling
-    would cost more."""
-    sizes = {path: len(text) for path, text in texts.items()}
-    if not helpers or sum(sizes.values()) < PARALLEL_FROM:
-        return []
-    shares = parallel.shares(sizes, len(helpers))
-    return [helper.submit(surveys, vocabulary, share) for helper, share in zip(helpers, shares)]
-
-
 def takes_an_engine(parameters: list[str]) -> bool:
     """`(engine, batch)`, `(self, engine, batch)`: the signature of an Ignite process function."""
     if parameters[:1] in (["self"], ["cls"]):
         parameters = parameters[1:]
     return len(parameters) >= 2 and parameters[0] == "engine"
-
-
-def survey_all(texts: Mapping[str, str], vocabulary: Vocabulary, begun: list[parallel.Job] = (),
-               helpers: Callable[[], list[parallel.Helper]] | None = None) -> dict[str, ModuleSurvey | Unparsable]:
-    """`survey_module` of each text. `begun`: `surveys` jobs given to helpers already, whose files
-    are not looked at again: their results are waited for. With `helpers` (made only when asked
-    for) and enough text left, the rest is dealt out as the work goes: this process looks at one
-    file at a time, largest first, and each helper is given the smallest files left, a few at a
-    time, so that it always has the next few waiting (`_AHEAD`) and all end together whatever
-    else each had to do first."""
-    given = {path for job in begun for path in job.args[-1]}
-    pool = deque(sorted((p for p in texts if p not in given), key=lambda p: (-len(texts[p]), p)))
-    dealing = helpers() if helpers is not None and sum(len(texts[p]) for p in pool) >= PARALLEL_FROM else []
-    done: dict[str, ModuleSurvey | Unparsable] = {}
-    undone: dict[int, list[parallel.Job]] = {id(helper): [] for helper in dealing}  # each helper's, begun included
-    for job in begun:
-        undone.setdefault(id(job.helper), []).append(job)
-    jobs = list(begun)
-    while pool:
-        for helper in dealing:
-            waiting = [job for job in undone[id(helper)] if not helper.ready(job)]
-            while pool and len(waiting) < _AHEAD:
-                waiting.append(helper.submit(surveys, vocabulary, _batch(pool, texts)))
-                jobs.append(waiting[-1])
-            undone[id(helper)] = waiting
-        if pool:
-            done.update(surveys(texts, vocabulary, [pool.popleft()]))
-    for job in jobs:
-        done.update(job.result())
-    return {path: done[path] for path in sorted(texts)}
-
-
-# Characters a helper is dealt at a time (about a hundredth of a second's first look), and how
-# many such batches it has waiting, the one it is at included: with two, it never waits for this
-# process to finish looking at a large file before it has more to do. Measured on torch, where
-# a helper given one batch at a time waited up to 0.05 s: given one while still at the files
-# it was given first, it was the largest files left, and the others waited for it at the end.
-_BATCH = 60_000
-_AHEAD = 2
-
-
-def _batch(pool: deque[str], texts: Mapping[str, str]) -> list[str]:
-    """The smallest files of the pool (its end), up to about `_BATCH` characters (one at least)."""
-    batch, size = [], 0
-    while pool and (not batch or size + len(texts[pool[-1]]) <= _BATCH):
-        path = pool.pop()
-        batch.append(path)
-        size += len(texts[path])
-    return batch
 
 
 def surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
@@ -367,124 +287,3 @@ def _reads_grad(node: ast.AST) -> bool:
 
 def _last(func: ast.AST) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]], everything: bool = False) -> dict[str, Survey]:
-    """Follow calls to decide what each function can reach. `imports` maps a module's path to the
-    paths of the project modules it imports. With `everything`, every function is followed and
-    every loop analysed (what the prefilter's test compares against)."""
-    if everything:
-        out = {}
-        for path, module in modules.items():
-            lines = frozenset(module.functions)
-            looping = frozenset(l for l, f in module.functions.items() if f.in_loops is not None or l != MODULE)
-            out[path] = Survey(looping, lines, frozenset(module.top), lines)
-        return out
-    importers: dict[str, set[str]] = {path: set() for path in modules}
-    for path, targets in imports.items():
-        for target in targets:
-            importers.setdefault(target, set()).add(path)
-    calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
-    loop_calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
-    own_functions = {path: _named_in(path, module.functions_named) for path, module in modules.items()}
-    own_methods = {path: _named_in(path, module.methods_named) for path, module in modules.items()}
-    for path, module in modules.items():
-        near = {path} | imports.get(path, set())
-        functions = _named(own_functions, near)  # what `f(...)` and `x.f(...)` can reach
-        methods = _named(own_methods, near | importers.get(path, set()))  # `x.f(...)` too
-        for line, function in module.functions.items():
-            calls[(path, line)] = _callees(function, functions, methods)
-            if function.in_loops is not None:
-                loop_calls[(path, line)] = _callees(function.in_loops, functions, methods)
-    callers: dict[tuple[str, int], list[tuple[str, int]]] = {}
-    for where, callees in calls.items():
-        for callee in callees:
-            callers.setdefault(callee, []).append(where)
-    accumulates = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.accumulates}, callers)
-    touches = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.touches}, callers)
-    steps = _reaching({(p, l) for p, m in modules.items() for l, f in m.functions.items() if f.steps}, callers)
-    followed_in = _by_module(accumulates | touches)
-    training_in = _by_module(accumulates & steps)
-    callbacks = {n for m in modules.values() for n in m.callbacks} | {"training_step"}
-    factories = {n for m in modules.values() for n in m.callback_factories}
-    rooted: dict[str, set[int]] = {}
-    out = {}
-    for path, module in modules.items():
-        followed = frozenset(followed_in.get(path, ()))
-        worth = frozenset(name for name, lines in module.top.items() if followed.intersection(lines))
-        per_batch = {l for name in callbacks for l in module.functions_named.get(name, []) + module.methods_named.get(name, [])}
-        per_batch |= {l for name in factories for l in _nested_in(module, name)} | module.engine_callbacks
-        roots = {l for l in training_in.get(path, ()) if l in per_batch}
-        for line, function in module.functions.items():
-            loop = function.in_loops
-            if loop is not None:
-                reached = loop_calls[(path, line)]
-                if (loop.accumulates or reached & accumulates) and (loop.steps or reached & steps):
-                    roots.add(line)
-        out[path] = Survey(frozenset(roots), followed, worth)
-        rooted[path] = roots
-    needed = {(p, l) for p, lines in rooted.items() for l in lines}
-    todo = list(needed)
-    useful = accumulates | touches
-    while todo:
-        for callee in calls.get(todo.pop(), ()):
-            if callee not in needed and callee in useful:
-                needed.add(callee)
-                todo.append(callee)
-    needed_in = _by_module(needed)
-    for path, survey in out.items():
-        out[path] = dataclasses.replace(survey, needed=frozenset(needed_in.get(path, ())))
-    return out
-
-
-def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]]) -> set[tuple[str, int]]:
-    """The functions flagged, and those that call one, directly or not."""
-    todo = list(flagged)
-    while todo:
-        for caller in callers.get(todo.pop(), ()):
-            if caller not in flagged:
-                flagged.add(caller)
-                todo.append(caller)
-    return flagged
-
-
-def _by_module(functions: set[tuple[str, int]]) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
-    for path, line in functions:
-        out.setdefault(path, set()).add(line)
-    return out
-
-
-def _named_in(path: str, named: dict[str, list[int]]) -> dict[str, list[tuple[str, int]]]:
-    """The functions (or methods) of one module by name, each as (path, `def` line)."""
-    return {name: [(path, line) for line in lines] for name, lines in named.items()}
-
-
-def _named(own: Mapping[str, dict[str, list[tuple[str, int]]]], paths: set[str]) -> dict[str, list[tuple[str, int]]]:
-    """The functions (or methods) of these modules by name (`own`: each module's, `_named_in`)."""
-    if len(paths) == 1:
-        return own[next(iter(paths))]
-    out: dict[str, list[tuple[str, int]]] = {}
-    for path in paths:
-        for name, found in own[path].items():
-            if name in out:
-                out[name] = out[name] + found
-            else:
-                out[name] = found
-    return out
-
-
-def _callees(function: Function, functions: dict[str, list[tuple[str, int]]],
-             methods: dict[str, list[tuple[str, int]]]) -> set[tuple[str, int]]:
-    callees: set[tuple[str, int]] = set()
-    for name in function.names | function.attributes:
-        callees.update(functions.get(name, ()))
-    for name in function.attributes | ({"__call__"} if function.objects_called else set()):
-        callees.update(methods.get(name, ()))
-    return callees
-
-
-def _nested_in(module: ModuleSurvey, name: str) -> list[int]:
-    """`def` lines of the functions nested in the functions called `name` (a callback factory)."""
-    outer = module.functions_named.get(name, []) + module.methods_named.get(name, [])
-    return [line for line in module.nested if module.nested[line] in outer]

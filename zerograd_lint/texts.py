@@ -5,7 +5,7 @@ leaves the mapping). A helper forked before that inherits the sources undecoded 
 what its jobs read: on a large tree the first helper is forked before anything is decoded, or
 even read (it is given the sources later, `fill`), and imports LibCST while this process reads
 and decodes. A source is text, or bytes, or a view of the bytes a file was read into
-(`zerograd_lint.arena`), decoded where it lies.
+(`zerograd_lint.schedule.arena`), decoded where it lies.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from zerograd_lint.files import NOTEBOOK_SUFFIXES, FileSelection, _Walk, read_source
 from zerograd_lint.findings import SourceError
 from zerograd_lint.project import Project, module_name
-from zerograd_lint.select import base_names, cues, definitions, lines_saying
+from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.texts import Source, decode
 
@@ -249,7 +249,7 @@ class _Around:
 
     def _taken(self, target: str, name: str | None, importer: str, passing: frozenset[str] = frozenset()) -> list[str]:
         """The files a run could choose for what `importer` imports of `target` (`name`, or the
-        module itself), as `zerograd_lint.select` chooses files, but through any number of
+        module itself), as `zerograd_lint.prefilter` chooses files, but through any number of
         imports: a file that trains by itself, a definition imported (or called as
         `module.name(...)`) that mentions gradients or an optimizer, a base class of the
         importer's; and for a name a package's `__init__.py` passes on, the file that defines

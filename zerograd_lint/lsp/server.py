@@ -24,7 +24,7 @@ from pygls.uris import to_fs_path
 from zerograd_lint import __version__
 from zerograd_lint.files import PYTHON_SUFFIXES
 from zerograd_lint.findings import describe
-from zerograd_lint.lsp.analysis import Outcome, analyse
+from zerograd_lint.lsp.document import Outcome, check_document
 from zerograd_lint.lsp.diagnostics import diagnostic, lines_of
 
 NAME = "zerograd-lint"
@@ -55,7 +55,7 @@ class ZerogradServer(LanguageServer):
             return
         source, version = document.source, document.version
         try:
-            outcome = await asyncio.get_running_loop().run_in_executor(self.analyst, analyse, _path(uri), source)
+            outcome = await asyncio.get_running_loop().run_in_executor(self.analyst, check_document, _path(uri), source)
         except Exception as exc:  # an internal error costs this check, not the server
             outcome = Outcome(problem=f"internal error: {describe(exc)}")
         if self.pending.get(uri) is asyncio.current_task():

@@ -26,7 +26,7 @@ class Outcome:
     bad_configuration: bool = False  # the problem is the configuration, not the document
 
 
-def analyse(path: str, source: str) -> Outcome:
+def check_document(path: str, source: str) -> Outcome:
     """The findings of `source`, checked as the file at `path` (which is not read)."""
     try:
         config = find_config([path])

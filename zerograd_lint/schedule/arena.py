@@ -1,7 +1,7 @@
 """Files read once into memory that every helper sees, even one forked before the reading.
 
 The console script forks a run's first helper before it reads anything, so that the helper
-imports LibCST while this process reads (see `zerograd_lint.reading`). The files are then read
+imports LibCST while this process reads (see `zerograd_lint.schedule.early`). The files are then read
 into an `Arena`:
 an anonymous file in memory (Linux's `memfd_create`), which the kernel fills straight from the
 page cache (`sendfile`: no copy through this process), and which this process and its helpers

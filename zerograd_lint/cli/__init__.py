@@ -38,138 +38,47 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import click
 
 from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
-from zerograd_lint.codes import RULES
-from zerograd_lint.config import Config, ConfigError, find_config, load_config
+from zerograd_lint.cli.fixes import close, diffs, print_stdin_fixed, read_stdin, write_fixes
+from zerograd_lint.cli.options import (
+    CONTEXT_SETTINGS,
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    NORMAL,
+    OUTPUT_FORMAT_VARIABLE,
+    QUIET,
+    SILENT,
+    STDIN,
+    VERBOSE,
+    Command,
+    DefaultGroup,
+    Failure,
+    codes,
+    explain,
+    load_configuration,
+    patterns,
+    per_file_ignores,
+)
+from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
-from zerograd_lint.findings import Finding, SourceError
-from zerograd_lint.reading import Early
+from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
-from zerograd_lint.report.concise import position
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
-from zerograd_lint.report.summary import fix_summary, summary
-from zerograd_lint.runner import Buffer, Report, check_files, fix_files
-from zerograd_lint.settings import Selection, Settings, unknown_prefixes
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
-SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
-STDIN = "-"
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+from zerograd_lint.runner import Buffer, check_files, fix_files
+from zerograd_lint.schedule.early import Early
+from zerograd_lint.settings import Selection, Settings
 
 
-class Failure(click.ClickException):
-    """A bad configuration or an output file that cannot be written: one line, exit 2."""
-
-    exit_code = EXIT_ERROR
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"zerograd-lint: error: {self.format_message()}", err=True)
-
-
-class _Command(click.Command):
-    def invoke(self, ctx: click.Context) -> Any:
-        """An internal error exits 2 with its traceback, never 1 (which means findings)."""
-        try:
-            return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception:
-            import traceback  # only now: a clean run never needs it
-
-            click.echo(f"zerograd-lint: internal error:\n{traceback.format_exc()}", err=True)
-            ctx.exit(EXIT_ERROR)
-
-
-class _DefaultGroup(click.Group):
-    """A group whose default command takes any arguments that do not name another command."""
-
-    default_command = "check"
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
-
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The default command's help, under the program's own name, then the commands."""
-        default = self.commands[self.default_command]
-        with click.Context(default, info_name=ctx.info_name, max_content_width=ctx.max_content_width,
-                           help_option_names=ctx.help_option_names) as shown:
-            default.format_help(shown, formatter)
-        self.format_commands(ctx, formatter)
-
-
-def _split(value: Sequence[str]) -> tuple[str, ...]:
-    return tuple(item.strip() for given in value for item in given.split(",") if item.strip())
-
-
-def _codes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
-    codes = tuple(code.upper() for code in _split(value))
-    unknown = unknown_prefixes(codes)
-    if unknown:
-        raise click.BadParameter(f"unknown rule code or prefix: {', '.join(unknown)}")
-    return codes
-
-
-def _patterns(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
-    return _split(value)
-
-
-def _per_file_ignores(ctx: click.Context, param: click.Parameter,
-                      value: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    parsed = []
-    for item in value:
-        pattern, colon, codes = item.rpartition(":")
-        if not colon or not pattern:
-            raise click.BadParameter(f"{item!r}: expected PATTERN:CODES, as in 'tests/*:ZG001,ZG003'")
-        parsed.append((pattern, _codes(ctx, param, [codes])))
-    return tuple(parsed)
-
-
-def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> Config:
-    try:
-        if value is not None:
-            config = load_config(value)
-        elif ctx.params.get("isolated"):
-            config = Config()
-        else:
-            config = find_config(_config_start(ctx.params.get("paths") or (), ctx.params.get("stdin_filename")))
-    except ConfigError as exc:
-        raise Failure(str(exc)) from None
-    except OSError as exc:  # a folder on the way up that cannot be looked into
-        raise Failure(f"cannot look for pyproject.toml: {exc}") from None
-    ctx.default_map = {**(ctx.default_map or {}), **config.options}
-    return config
-
-
-def _config_start(paths: Sequence[str], stdin_filename: str | None) -> tuple[str, ...]:
-    """Where to look for pyproject.toml from: stdin counts as the file it stands for."""
-    return tuple(stdin_filename if path == STDIN else path for path in paths if path != STDIN or stdin_filename)
-
-
-def _explain(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value is None or ctx.resilient_parsing:
-        return
-    code = value.strip().upper()
-    if code not in RULES:
-        raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})")
-    from zerograd_lint.explain import rule_page  # reads the package's data: only for --explain
-
-    click.echo(rule_page(code), nl=False)
-    ctx.exit(EXIT_CLEAN)
-
-
-@click.group(cls=_DefaultGroup, context_settings=CONTEXT_SETTINGS)
+@click.group(cls=DefaultGroup, context_settings=CONTEXT_SETTINGS)
 def main() -> None:
     """Find PyTorch training loops that clear gradients wrongly."""
 
@@ -202,25 +111,25 @@ def run(early: Early | None = None) -> None:
     os._exit(code or 0)
 
 
-@main.command("check", cls=_Command, context_settings=CONTEXT_SETTINGS,
+@main.command("check", cls=Command, context_settings=CONTEXT_SETTINGS,
               short_help="Check PATHS (the default command: `zerograd-lint PATHS` is `zerograd-lint check PATHS`).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str), is_eager=True)
 # Rule selection
-@click.option("--select", multiple=True, callback=_codes, metavar="CODES",
+@click.option("--select", multiple=True, callback=codes, metavar="CODES",
               help="Report only these codes or prefixes (comma separated). Default: all (ZG).")
-@click.option("--extend-select", multiple=True, callback=_codes, metavar="CODES",
+@click.option("--extend-select", multiple=True, callback=codes, metavar="CODES",
               help="Report these codes too, on top of --select.")
-@click.option("--ignore", multiple=True, callback=_codes, metavar="CODES",
+@click.option("--ignore", multiple=True, callback=codes, metavar="CODES",
               help="Do not report these codes or prefixes. The longest matching prefix wins over --select.")
-@click.option("--per-file-ignores", multiple=True, callback=_per_file_ignores, metavar="PATTERN:CODES",
+@click.option("--per-file-ignores", multiple=True, callback=per_file_ignores, metavar="PATTERN:CODES",
               help="Do not report these codes in files matching the glob (relative to the project root), as in "
                    "'tests/*:ZG001'. Repeatable.")
 # File selection
-@click.option("--exclude", multiple=True, callback=_patterns, metavar="PATTERNS", default=DEFAULT_EXCLUDE,
+@click.option("--exclude", multiple=True, callback=patterns, metavar="PATTERNS", default=DEFAULT_EXCLUDE,
               help="Gitignore-style patterns (comma separated), relative to the project root, of files and "
                    "folders not to search; "
                    "replaces the default list (build/, dist/, .venv/, __pycache__/, ...).")
-@click.option("--extend-exclude", multiple=True, callback=_patterns, metavar="PATTERNS",
+@click.option("--extend-exclude", multiple=True, callback=patterns, metavar="PATTERNS",
               help="Like --exclude, on top of it.")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
               help="Skip what .gitignore (and git's other exclude files) ignore.")
@@ -232,7 +141,7 @@ def run(early: Early | None = None) -> None:
 # Configuration
 @click.option("--isolated", is_flag=True, is_eager=True, help="Read no configuration file.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
-              callback=_load_config, metavar="FILE",
+              callback=load_configuration, metavar="FILE",
               help="Read [tool.zerograd-lint] from FILE instead of the nearest pyproject.toml that has one.")
 # Output
 @click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="concise", show_default=True,
@@ -261,7 +170,7 @@ def run(early: Early | None = None) -> None:
 @click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code still tells.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Also say which configuration file is used and how many files are checked.")
-@click.option("--explain", is_eager=True, expose_value=False, callback=_explain, metavar="CODE",
+@click.option("--explain", is_eager=True, expose_value=False, callback=explain, metavar="CODE",
               help="Print the page of rule CODE (what it finds, why, the exceptions, the fix) and exit.")
 @click.version_option(__version__, "--version", prog_name="zerograd-lint", message="%(prog)s %(version)s")
 @click.pass_context
@@ -316,11 +225,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
                                                          named=named, selection=files)
     report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
     fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source
-    unwritten = _write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0
+    unwritten = write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0
 
     findings = sorted(report.findings)
     if diff:
-        text = _diffs(report)
+        text = diffs(report)
     elif statistics:
         text = STATISTICS[output_format](findings)
     elif show_loops:
@@ -332,69 +241,16 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     elif level > SILENT:
         click.echo(text, nl=False, color=_colour(color, os.environ), err=fixed_stdin)
     if fixed_stdin:
-        _print_stdin_fixed(report, buffer)
+        print_stdin_fixed(report, buffer)
     if level > SILENT:
         for error in report.errors:
             click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
     if level >= NORMAL:
-        _close(report, findings, diff, unwritten)
+        close(report, findings, diff, unwritten)
     if report.errors:
         ctx.exit(EXIT_ERROR)
     failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings)
     ctx.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
-
-
-def _close(report: Report, findings: list[Finding], diff: bool, unwritten: int) -> None:
-    """On stderr: why each finding not fixed was not (when fixing), then the summary."""
-    if report.fixes is None:
-        click.echo(summary(report.files, findings, len(report.errors)), err=True)
-        return
-    for declined in report.fixes.declined:
-        where = f"{declined.finding.path}:{position(declined.finding)}"
-        click.echo(f"{where}: {declined.finding.code} not fixed: {declined.reason}", err=True)
-    checked = len(report.errors) - unwritten
-    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten), err=True)
-
-
-def _write_fixes(report: Report, on_disk: set[str]) -> int:
-    """Write each fixed file that was read from disk; one that cannot be is reported as it was, and
-    counted."""
-    from zerograd_lint.fix.output import NotWritten, write_atomically
-
-    assert report.fixes is not None
-    unwritten = 0
-    for path, (original, fixed) in sorted(report.fixes.changed.items()):
-        if path not in on_disk:
-            continue  # the text of stdin, printed instead
-        try:
-            write_atomically(path, original, fixed)
-        except NotWritten as exc:
-            report.errors.append(SourceError(path, f"cannot write the fixes: {exc}"))
-            report.undo_fixes(path)
-            unwritten += 1
-    return unwritten
-
-
-def _diffs(report: Report) -> str:
-    from zerograd_lint.fix.output import unified_diff
-
-    assert report.fixes is not None
-    changed = sorted(report.fixes.changed.items())
-    return "".join(unified_diff(path, original, fixed) for path, (original, fixed) in changed)
-
-
-def _print_stdin_fixed(report: Report, buffer: Buffer | None) -> None:
-    """The text of stdin, fixed: what an editor puts in place of its buffer. Unchanged when the
-    file it stands for is excluded, or cannot be fixed."""
-    if buffer is None:  # excluded: stdin was not read
-        content = _read_stdin()
-    else:
-        assert report.fixes is not None
-        content = report.fixes.changed.get(buffer.path, (buffer.content, buffer.content))[1]
-    data = content.encode() if isinstance(content, str) else content
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)  # the bytes as they were read: the same encoding and line breaks
-    sys.stdout.buffer.flush()
 
 
 @main.command("server", context_settings=CONTEXT_SETTINGS,
@@ -424,14 +280,7 @@ def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:
     """What stdin holds, unless --force-exclude excludes the file it stands for."""
     if stdin_filename is not None and files.force_exclude and files.is_excluded(stdin_filename):
         return None
-    return Buffer(stdin_filename or STDIN, _read_stdin())
-
-
-def _read_stdin() -> bytes:
-    if sys.stdin is None:  # a process started without standard input
-        raise Failure("- reads standard input, and this process has none")
-    content = getattr(sys.stdin, "buffer", sys.stdin).read()
-    return content.encode() if isinstance(content, str) else content
+    return Buffer(stdin_filename or STDIN, read_stdin())
 
 
 def _same_path(one: str, other: str) -> bool:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from zerograd_lint import parallel
-from zerograd_lint.arena import Arena
+from zerograd_lint.schedule import processes
+from zerograd_lint.schedule.arena import Arena
 from zerograd_lint.texts import Source, Texts
 
 
@@ -26,15 +26,17 @@ class Early:
     def __init__(self) -> None:
         """Raises `OSError` (or `AttributeError`, off Linux) where there is no arena to be had."""
         self.arena = Arena()
-        self.team = parallel.Team(Texts({}))
+        self.team = processes.Team(Texts({}))
         self.team.helper(0)
-        self.team.each(_prepare)
+        from zerograd_lint.schedule.run import warm_up
+
+        self.team.each(warm_up)
 
     @classmethod
     def start(cls, arguments: Iterable[str]) -> Early | None:
         """An `Early` for a command whose `arguments` name a folder (the default), where a helper
         can be forked; None for any other."""
-        if not parallel.can_fork() or not _names_a_folder(list(arguments)):
+        if not processes.can_fork() or not _names_a_folder(list(arguments)):
             return None
         try:
             return cls()
@@ -61,11 +63,6 @@ def _names_a_folder(arguments: list[str]) -> bool:
 _NO_FOLDER = frozenset({"--fix", "--diff", "-", "--explain", "--help", "-h", "--version"})
 
 
-def _prepare(_texts: object) -> None:
-    """The early helper's first job: import LibCST and the analysis, while this process reads."""
-    from zerograd_lint import analysis, checker  # noqa: F401
-
-
 class Reader:
     """Reads the files of a run: into the arena of an `Early`, if it has one."""
 
@@ -83,14 +80,14 @@ class Reader:
         self._places[path] = self._early.arena.read(path)
         return None
 
-    def sources(self, sources: dict[str, Source | None]) -> parallel.Team | None:
+    def sources(self, sources: dict[str, Source | None]) -> processes.Team | None:
         """Put the bytes in the arena into `sources` (whose values are None for them), in place.
-        A large run (`checker.APART_FROM`) gives its early helper every source: its team is the
+        A large run (`schedule.run.APART_FROM`) gives its early helper every source: its team is the
         run's. A smaller one stops it, and forks helpers when it has work for them, as it would
         have without (one still importing LibCST would hold it up)."""
         if self._early is None:
             return None
-        from zerograd_lint.checker import APART_FROM
+        from zerograd_lint.schedule.run import APART_FROM
 
         arena, team = self._early.arena, self._early.team
         for path, place in self._places.items():

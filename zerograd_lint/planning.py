@@ -1,6 +1,6 @@
-"""What the analysis will look at, decided without LibCST: the first look at every chosen file
-(`survey`), the project they form (`project`: module names, imports), and the functions worth
-analysing (`connect`). A run whose files hold no such function ends here.
+"""What the analysis will look at, decided without LibCST: the first looks at the chosen files
+(`survey`), the project they form (`project`: module names, imports), which functions reach
+which (`reach`), and so what LibCST gets of each module (`sparse`).
 """
 
 from __future__ import annotations
@@ -9,19 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from zerograd_lint.findings import SourceError
-from zerograd_lint.parallel import Job, Team
 from zerograd_lint.project import REEXPORTS_READ, Project
-from zerograd_lint.settings import Vocabulary
+from zerograd_lint.reach import Reach, connect
 from zerograd_lint.sparse import sparse_text
-from zerograd_lint.survey import (
-    MODULE,
-    ModuleSurvey,
-    Survey,
-    Unparsable,
-    connect,
-    survey_all,
-)
+from zerograd_lint.survey import MODULE, ModuleSurvey
+
+Roots = tuple[str, tuple[int, ...]]  # a module's path, and the `def` lines of roots analysed there
 
 
 @dataclass
@@ -29,22 +22,22 @@ class Plan:
     texts: Mapping[str, str]
     surveys: dict[str, ModuleSurvey]
     project: Project
-    connected: dict[str, Survey]
+    reach: dict[str, Reach]
     exhaustive: bool = False
     kept_methods: dict[str, frozenset[int]] = field(default_factory=dict)  # see `methods_kept`
     _sparse: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], connected: dict[str, Survey],
+    def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], reach: dict[str, Reach],
            exhaustive: bool = False, project: Project | None = None,
            cut: dict[str, tuple[str, list[int]]] | None = None,
            kept_methods: dict[str, frozenset[int]] | None = None) -> Plan:
         """The plan made of its parts (in a helper too), its modules to be cut for LibCST when
         first parsed; `cut`: the sparse texts made already; `kept_methods`: `methods_kept`, made
         already (a helper's surveys no longer say what each function calls)."""
-        project = project or _project(texts, surveys)
-        kept = methods_kept(surveys, connected) if kept_methods is None else kept_methods
-        made = cls(texts, surveys, project, connected, exhaustive, kept, dict(cut or {}))
+        project = project or project_of(texts, surveys)
+        kept = methods_kept(surveys, reach) if kept_methods is None else kept_methods
+        made = cls(texts, surveys, project, reach, exhaustive, kept, dict(cut or {}))
         for path, module in project.modules.items():
             module.cut = partial(made.sparse, path)
         return made
@@ -58,20 +51,20 @@ class Plan:
         """What LibCST gets of a module: only what can matter (`sparse.sparse_text`). Made once:
         the shares are sized by it before the module is parsed."""
         if path not in self._sparse:
-            found, survey = self.connected[path], self.surveys[path]
+            found, survey = self.reach[path], self.surveys[path]
             analysed = self.exhaustive or MODULE in found.roots
             keep = _functions_kept(survey, found) | self.kept_methods.get(path, frozenset())
             self._sparse[path] = sparse_text(self.texts[path], survey.outline, keep, analysed)
         return self._sparse[path]
 
 
-def _functions_kept(survey: ModuleSurvey, found: Survey) -> frozenset[int]:
+def _functions_kept(survey: ModuleSurvey, found: Reach) -> frozenset[int]:
     """The `def` lines of a module's functions whose bodies LibCST gets: those the analysis can
     reach, and those that prepare (what they return is known to be Accelerate's)."""
     return found.needed | {line for line, function in survey.functions.items() if function.prepares}
 
 
-def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Survey]) -> dict[str, frozenset[int]]:
+def methods_kept(surveys: Mapping[str, ModuleSurvey], reach: Mapping[str, Reach]) -> dict[str, frozenset[int]]:
     """The `def` lines, by module, of the `__init__`, `configure_optimizers` and `__call__` whose
     bodies the analysis may read: those of the classes it may meet, named by the last part of
     their name wherever they are (generous, never strict). It meets
@@ -84,7 +77,7 @@ def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Su
 
     The others are emptied like any function that cannot matter: in a large test module, the
     `__init__` of a hundred model classes no training loop makes were a third of what LibCST parsed."""
-    keep = {path: _functions_kept(found, connected[path]) for path, found in surveys.items() if path in connected}
+    keep = {path: _functions_kept(found, reach[path]) for path, found in surveys.items() if path in reach}
     classes = [(path, klass) for path in keep for klass in surveys[path].outline.classes]
     called: set[str] = set()
     for path, lines in keep.items():
@@ -119,36 +112,24 @@ def methods_kept(surveys: Mapping[str, ModuleSurvey], connected: Mapping[str, Su
     return kept
 
 
-def plan(texts: Mapping[str, str], words: Vocabulary, errors: dict[str, SourceError], exhaustive: bool = False,
-         begun: list[Job] = (), team: Team | None = None) -> Plan | None:
-    """The plan for `texts`, or None when no function is worth analysing. Files `ast` cannot read
-    go to `errors`. `begun`: see `survey.survey_all`. A `team`'s helpers look at some of the files,
-    then `prepare` for the analysis while this process connects."""
-    surveys = {}
-    helpers = (lambda: team.helpers or [team.helper(0)]) if team is not None else None
-    looked_at = survey_all(texts, words, begun, helpers)
-    if team is not None:
-        team.each(prepare)
-    for path, found in looked_at.items():
-        if isinstance(found, Unparsable):
-            errors[path] = SourceError(path, found.reason)
-        else:
-            surveys[path] = found
-    project = _project(texts, surveys)
-    connected = connect(surveys, _imports(project, surveys), everything=exhaustive)
-    if not any(s.roots for s in connected.values()):
+def planned(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], exhaustive: bool = False) -> Plan | None:
+    """The plan of the modules `texts` given their first looks, or None when no function is worth
+    analysing (LibCST is then not even imported)."""
+    project = project_of(texts, surveys)
+    reach = connect(surveys, imports_of(project, surveys), everything=exhaustive)
+    if not any(found.roots for found in reach.values()):
         return None
-    return Plan.of(texts, surveys, connected, exhaustive, project)
+    return Plan.of(texts, surveys, reach, exhaustive, project)
 
 
-def _project(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Project:
+def project_of(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Project:
     project = Project()
     for path in surveys:
         project.add(path, texts[path])
     return project
 
 
-def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, set[str]]:
+def imports_of(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, set[str]]:
     """The project modules each module imports (by path)."""
     out: dict[str, set[str]] = {}
     for path, found in surveys.items():
@@ -162,8 +143,3 @@ def _imports(project: Project, surveys: dict[str, ModuleSurvey]) -> dict[str, se
             if target.endswith("__init__.py") and target != path and len(project.modules[target].text) < REEXPORTS_READ:
                 targets |= out.get(target, set())
     return out
-
-
-def prepare(_texts: object) -> None:
-    """A helper's job while this process plans: import LibCST and the analysis."""
-    import zerograd_lint.analysis  # noqa: F401

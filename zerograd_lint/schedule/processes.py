@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
-K = TypeVar("K")  # keys that sort: paths, or tuples of them
 
 WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
 _HEADER = struct.Struct("<Q")  # the length of the pickle that follows
@@ -47,22 +46,6 @@ _STOPPED: list[int] = []  # helpers stopped, not reaped yet
 
 def can_fork() -> bool:
     return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
-
-
-def shares(sizes: dict[K, int], workers: int, weights: tuple[float, ...] | None = None) -> list[list[K]]:
-    """The keys of `sizes` split into at most `workers` shares of about equal total size, or of
-    sizes in proportion to `weights` (largest first, each to the share lightest for its weight;
-    ties by key, so the split is deterministic)."""
-    workers = max(1, min(workers, len(sizes)))
-    weights = weights[:workers] if weights is not None and len(weights) >= workers else (1.0,) * workers
-    out: list[list[K]] = [[] for _ in range(workers)]
-    totals = [0] * workers
-    for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
-        loads = [(total + sizes[key]) / weight for total, weight in zip(totals, weights)]
-        lightest = loads.index(min(loads))
-        out[lightest].append(key)
-        totals[lightest] += sizes[key]
-    return [sorted(share) for share in out if share]
 
 
 def deal(helpers: list[Helper], work: Callable[..., R], arguments: list[tuple], busy: list[Job] = ()) -> list[Job[R]]:

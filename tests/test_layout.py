@@ -1,0 +1,73 @@
+"""The package's shape: imports flow one way (no module imports, at its top, one that imports it
+back), and every module imports alone in a fresh interpreter."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "zerograd_lint"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _top_level_imports(name: str, path: Path) -> set[str]:
+    """The package's modules that `name` imports when it is imported: its module-level imports,
+    not those inside functions (lazy) nor under `if TYPE_CHECKING:`."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    todo = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            todo.extend(child for handler in getattr(node, "handlers", []) for child in handler.body)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {module for module in found if module in MODULES and module != name}
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    graph = {name: _top_level_imports(name, path) for name, path in MODULES.items()}
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = path[path.index(name):] + [name]
+            pytest.fail("an import loop: " + " -> ".join(cycle))
+        if name in done:
+            return
+        for imported in sorted(graph[name]):
+            visit(imported, [*path, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if not n.startswith("zerograd_lint.lsp")])
+def test_each_module_imports_alone(name: str) -> None:
+    """In a fresh interpreter, first of all: an import loop that the order of imports hid shows."""
+    done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,75 @@
+"""What the command line prints and writes when it fixes: the fixed files, written atomically;
+the diff; stdin's text fixed; and, on stderr, why each finding not fixed was not, then the summary.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from zerograd_lint.cli.options import Failure
+from zerograd_lint.findings import Finding, SourceError
+from zerograd_lint.report.concise import position
+from zerograd_lint.report.summary import fix_summary, summary
+from zerograd_lint.runner import Buffer, Report
+
+
+def close(report: Report, findings: list[Finding], diff: bool, unwritten: int) -> None:
+    """On stderr: why each finding not fixed was not (when fixing), then the summary."""
+    if report.fixes is None:
+        click.echo(summary(report.files, findings, len(report.errors)), err=True)
+        return
+    for declined in report.fixes.declined:
+        where = f"{declined.finding.path}:{position(declined.finding)}"
+        click.echo(f"{where}: {declined.finding.code} not fixed: {declined.reason}", err=True)
+    checked = len(report.errors) - unwritten
+    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten), err=True)
+
+
+def write_fixes(report: Report, on_disk: set[str]) -> int:
+    """Write each fixed file that was read from disk; one that cannot be is reported as it was, and
+    counted."""
+    from zerograd_lint.fix.output import NotWritten, write_atomically
+
+    assert report.fixes is not None
+    unwritten = 0
+    for path, (original, fixed) in sorted(report.fixes.changed.items()):
+        if path not in on_disk:
+            continue  # the text of stdin, printed instead
+        try:
+            write_atomically(path, original, fixed)
+        except NotWritten as exc:
+            report.errors.append(SourceError(path, f"cannot write the fixes: {exc}"))
+            report.undo_fixes(path)
+            unwritten += 1
+    return unwritten
+
+
+def diffs(report: Report) -> str:
+    from zerograd_lint.fix.output import unified_diff
+
+    assert report.fixes is not None
+    changed = sorted(report.fixes.changed.items())
+    return "".join(unified_diff(path, original, fixed) for path, (original, fixed) in changed)
+
+
+def print_stdin_fixed(report: Report, buffer: Buffer | None) -> None:
+    """The text of stdin, fixed: what an editor puts in place of its buffer. Unchanged when the
+    file it stands for is excluded, or cannot be fixed."""
+    if buffer is None:  # excluded: stdin was not read
+        content = read_stdin()
+    else:
+        assert report.fixes is not None
+        content = report.fixes.changed.get(buffer.path, (buffer.content, buffer.content))[1]
+    data = content.encode() if isinstance(content, str) else content
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)  # the bytes as they were read: the same encoding and line breaks
+    sys.stdout.buffer.flush()
+
+
+def read_stdin() -> bytes:
+    if sys.stdin is None:  # a process started without standard input
+        raise Failure("- reads standard input, and this process has none")
+    content = getattr(sys.stdin, "buffer", sys.stdin).read()
+    return content.encode() if isinstance(content, str) else content

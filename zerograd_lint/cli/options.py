@@ -1,0 +1,123 @@
+"""The command line's vocabulary: its exit codes, its error, its command classes, and the
+callbacks that read its options (codes, patterns, per-file ignores, the configuration, --explain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from zerograd_lint.codes import RULES
+from zerograd_lint.config import Config, ConfigError, find_config, load_config
+from zerograd_lint.settings import unknown_prefixes
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
+SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
+STDIN = "-"
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Failure(click.ClickException):
+    """A bad configuration or an output file that cannot be written: one line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"zerograd-lint: error: {self.format_message()}", err=True)
+
+
+class Command(click.Command):
+    def invoke(self, ctx: click.Context) -> Any:
+        """An internal error exits 2 with its traceback, never 1 (which means findings)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception:
+            import traceback  # only now: a clean run never needs it
+
+            click.echo(f"zerograd-lint: internal error:\n{traceback.format_exc()}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+class DefaultGroup(click.Group):
+    """A group whose default command takes any arguments that do not name another command."""
+
+    default_command = "check"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The default command's help, under the program's own name, then the commands."""
+        default = self.commands[self.default_command]
+        with click.Context(default, info_name=ctx.info_name, max_content_width=ctx.max_content_width,
+                           help_option_names=ctx.help_option_names) as shown:
+            default.format_help(shown, formatter)
+        self.format_commands(ctx, formatter)
+
+
+def _split(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(item.strip() for given in value for item in given.split(",") if item.strip())
+
+
+def codes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    given = tuple(code.upper() for code in _split(value))
+    unknown = unknown_prefixes(given)
+    if unknown:
+        raise click.BadParameter(f"unknown rule code or prefix: {', '.join(unknown)}")
+    return given
+
+
+def patterns(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    return _split(value)
+
+
+def per_file_ignores(ctx: click.Context, param: click.Parameter,
+                      value: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    parsed = []
+    for item in value:
+        pattern, colon, listed = item.rpartition(":")
+        if not colon or not pattern:
+            raise click.BadParameter(f"{item!r}: expected PATTERN:CODES, as in 'tests/*:ZG001,ZG003'")
+        parsed.append((pattern, codes(ctx, param, [listed])))
+    return tuple(parsed)
+
+
+def load_configuration(ctx: click.Context, param: click.Parameter, value: Path | None) -> Config:
+    try:
+        if value is not None:
+            config = load_config(value)
+        elif ctx.params.get("isolated"):
+            config = Config()
+        else:
+            config = find_config(_config_start(ctx.params.get("paths") or (), ctx.params.get("stdin_filename")))
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
+    except OSError as exc:  # a folder on the way up that cannot be looked into
+        raise Failure(f"cannot look for pyproject.toml: {exc}") from None
+    ctx.default_map = {**(ctx.default_map or {}), **config.options}
+    return config
+
+
+def _config_start(paths: Sequence[str], stdin_filename: str | None) -> tuple[str, ...]:
+    """Where to look for pyproject.toml from: stdin counts as the file it stands for."""
+    return tuple(stdin_filename if path == STDIN else path for path in paths if path != STDIN or stdin_filename)
+
+
+def explain(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    code = value.strip().upper()
+    if code not in RULES:
+        raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})")
+    from zerograd_lint.explain import rule_page  # reads the package's data: only for --explain
+
+    click.echo(rule_page(code), nl=False)
+    ctx.exit(EXIT_CLEAN)
