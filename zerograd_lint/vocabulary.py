@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 # The calls the analysis knows by name and what each does to gradients. The prefilter's cues
-# (`select.py`), the survey's sets (`survey.py`) and the event classifier (`events.py`) all read this
+# (`prefilter/`), the survey's sets (`survey.py`) and the event classifier (`events.py`) all read this
 # one table, so that a spelling learnt once is known everywhere (`tests/test_vocabulary.py`).
 ACCUMULATES = "accumulates"  # adds into .grad
 STEPS = "steps"  # applies .grad (of an optimizer's parameters)
