@@ -1,14 +1,25 @@
 """What an expression refers to: a key for the object, its kind, and the models an optimizer holds.
 
-`resolver.py` holds it all for now; the rest of the code imports it from here.
+- `keys.py`: keys, the names of objects, and frames, the functions active while they are found;
+- `names.py`: the project module, function or class a name stands for (imports, definitions);
+- `aliases.py`: the keys of an expression, names followed through their aliases;
+- `classes.py`: class chains, subclasses and methods, the objects made of a project class;
+- `kinds.py`: the kind of a key (optimizer, scheduler, ...), and what the frameworks make;
+- `links.py`: what an optimizer's parameters are made of, and the other keys of the same module;
+- `resolver.py`: the `Resolver`, assembled from the parts above.
+
+The rest of the code imports from here.
 """
 
 from __future__ import annotations
 
-from zerograd_lint.bindings.resolver import (
-    ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, PREPARE_METHODS, SCALER, SCHEDULER, STARRED, UNKNOWN, WRAPPERS,
-    Frame, Info, Key, Resolver, bind_arguments, is_prefix, last_name, own_key, param_root, related, returns, self_key,
+from zerograd_lint.bindings.keys import Frame, Key, is_prefix, last_name, own_key, param_root, related, self_key
+from zerograd_lint.bindings.kinds import (
+    ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, PREPARE_METHODS, SCALER, SCHEDULER, UNKNOWN, Info,
 )
+from zerograd_lint.bindings.links import WRAPPERS
+from zerograd_lint.bindings.names import STARRED, bind_arguments, returns
+from zerograd_lint.bindings.resolver import Resolver
 
 __all__ = [
     "ACCELERATOR", "ENGINE", "ENV", "OPTIMIZER", "OTHER", "PREPARE_METHODS", "SCALER", "SCHEDULER", "STARRED",

@@ -1,0 +1,285 @@
+"""The kind of a key (optimizer, scheduler, DeepSpeed engine, ...) and what it was built from.
+
+The kind comes from how the object was built (`torch.optim.Adam(...)`, a project function that
+returns one, `deepspeed.initialize(...)`), its annotation, or, failing both, from how it is named
+(`vocabulary.py`). An optimizer's links (`links.py`) come with its kind when the call that built
+it shows them. What the frameworks' APIs make of an object (DeepSpeed, Accelerate and Fabric,
+Lightning, GradScaler) is gathered at the end of this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from zerograd_lint import vocabulary
+from zerograd_lint.bindings.keys import Frame, Key, last_name, param_root
+from zerograd_lint.bindings.names import bind_arguments, returns
+from zerograd_lint.scopes import Binding, Path, dotted_name
+
+OPTIMIZER = "optimizer"
+ENGINE = "engine"  # DeepSpeed: its step() clears after stepping
+SCHEDULER = "scheduler"
+SCALER = "scaler"
+ACCELERATOR = "accelerator"
+ENV = "env"
+OTHER = "other"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Info:
+    kind: str
+    links: frozenset[Key] = frozenset()
+    links_known: bool = False
+    reevaluates_closure: bool = False  # LBFGS calls step()'s closure several times per step
+
+
+class Kinds:
+    """Resolver part: the kind of each key and, for an optimizer, its links (memoised by key), read
+    from the bindings `Aliases` and `Classes` give; the links themselves are found by `Links`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._info: dict[Key, Info] = {}
+        self._factories: set[cst.FunctionDef] = set()
+
+    def info(self, key: Key) -> Info:
+        if key not in self._info:
+            self._info[key] = Info(UNKNOWN)  # cycle guard
+            self._info[key] = self._compute_info(key)
+        return self._info[key]
+
+    def _compute_info(self, key: Key) -> Info:
+        kinds: list[str] = []
+        links: set[Key] = set()
+        known = False
+        for binding, frame in self._values.get(key, []) + self._attr_values(key):
+            if binding.annotation is not None:
+                kinds.append(_kind_of_annotation(dotted_name(binding.annotation) or ""))
+            if binding.value is not None:
+                kind, found = self._kind_of_value(binding.value, binding.path, frame)
+                kinds.append(kind)
+                if found is not None:
+                    known = True
+                    links |= found
+        for kind in (OPTIMIZER, ENGINE, SCALER, ACCELERATOR, SCHEDULER, ENV):
+            if kind in kinds:
+                repeats = any(
+                    isinstance(b.value, cst.Call)
+                    and (dotted_name(b.value.func) or "").rsplit(".", 1)[-1] in vocabulary.CLOSURE_REEVALUATING
+                    for b, _ in self._values.get(key, []) + self._attr_values(key)
+                )
+                return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER, repeats)
+        name = last_name(key)
+        if name in self.vocabulary.optimizers:
+            return Info(OPTIMIZER)
+        if vocabulary.reads_as_not_optimizer(name):
+            return Info(SCHEDULER if "sched" in name.lower() else OTHER)
+        if vocabulary.reads_as_optimizer(name):
+            return Info(OPTIMIZER)
+        if name.lower() in FRAMEWORK_NAMES:
+            return Info(FRAMEWORK_NAMES[name.lower()])
+        return Info(OTHER if kinds else UNKNOWN)
+
+    def _kind_of_value(self, value: cst.BaseExpression, path: Path, frame: Frame) -> tuple[str, set[Key] | None]:
+        if isinstance(value, cst.IfExp):
+            for branch in (value.body, value.orelse):
+                kind, links = self._kind_of_value(branch, path, frame)
+                if kind != UNKNOWN:
+                    return kind, links
+            return UNKNOWN, None
+        if isinstance(value, cst.BooleanOperation):
+            return self._kind_of_value(value.right, path, frame)
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) and not path:
+            for key in self.keys(value, frame):
+                info = self.info(key)
+                if info.kind != UNKNOWN:
+                    return info.kind, (set(info.links) if info.links_known else None)
+            return UNKNOWN, None
+        if not isinstance(value, cst.Call):
+            return UNKNOWN, None
+        factory = self._factory(value, frame, path)
+        if factory is not None:
+            return factory
+        callee = self.qualified(value.func, frame)
+        last = callee.rsplit(".", 1)[-1]
+        if deepspeed_initializes(callee, frame):
+            return DEEPSPEED_INITIALIZED.get(path[:1], OTHER), None
+        if path and "optim" in last.lower():  # `opt, sched = model.optimizer_scheduler()`: the names tell
+            return UNKNOWN, None
+        if vocabulary.is_scheduler_callee(last, callee):
+            return SCHEDULER, None
+        if lightning_optimizers(value, last):
+            return OPTIMIZER, None
+        if vocabulary.is_optimizer_callee(last, callee):
+            return OPTIMIZER, self._optimizer_links(value, last, frame)
+        if last in FRAMEWORK_CLASSES:
+            return FRAMEWORK_CLASSES[last], None
+        if last in vocabulary.ENV_FACTORIES and callee.split(".")[0] in ("gym", "gymnasium", "envs"):
+            return ENV, None
+        if last.endswith("Env"):
+            return ENV, None
+        return OTHER, None
+
+    def _factory(self, call: cst.Call, frame: Frame, path: Path = ()) -> tuple[str, set[Key] | None] | None:
+        """A project function that returns an optimizer (`build_optimizer(cfg, model)`), or one in
+        the tuple it returns (`model, opt = setup(...)`, with `path` its place): its result is one,
+        linked to what the caller passed for the parameters it was built from (or to what the
+        function built it from, when that is its own)."""
+        func = call.func
+        found = None
+        if isinstance(func, cst.Name):
+            found = self.function(func.value, frame)
+        elif isinstance(func, cst.Attribute):
+            found = self.module_function(func, frame)
+        if found is None or found[1] in self._factories:
+            return None
+        scope, definition = found
+        self._factories.add(definition)  # recursion guard
+        try:
+            subst = {name: keys for name, value in bind_arguments(call, definition).items() if (keys := self.keys(value, frame))}
+            inner = Frame(scope, subst, None, frame.cls if scope.self_name else None)
+            kinds: set[str] = set()
+            found_kind: tuple[str, set[Key] | None] | None = None
+            for returned in returns(definition):
+                if path and isinstance(path[0], int):
+                    if not (isinstance(returned, (cst.Tuple, cst.List)) and path[0] < len(returned.elements)):
+                        continue
+                    returned = returned.elements[path[0]].value
+                kind, links = self._kind_of_value(returned, path[1:], inner)
+                kinds.add(kind)
+                if kind == OPTIMIZER and links and all(self._gathered(link) for link in links):
+                    # built from lists the factory filled itself (yolov5's smart_optimizer sorts
+                    # `model.modules()` into them): linked to the models it was given
+                    links = {k for keys in subst.values() for k in keys if vocabulary.reads_as_model(last_name(k))}
+                    links = links or None
+                if kind in (OPTIMIZER, ENGINE, SCHEDULER) and found_kind is None:
+                    found_kind = kind, links
+            if found_kind is not None and {OPTIMIZER, SCHEDULER} <= kinds:
+                return None  # an optimizer or a scheduler, as asked (`scheduler=...`): the name says which
+            return found_kind
+        finally:
+            self._factories.discard(definition)
+
+    def _gathered(self, key: Key) -> bool:
+        """A local bound only to empty containers (`g = [], [], []`), filled by the code after."""
+        bindings = self._values.get(param_root(key), [])
+        return bool(bindings) and all(
+            isinstance(b.value, (cst.List, cst.Tuple, cst.Set)) and all(
+                isinstance(e.value, (cst.List, cst.Tuple, cst.Set)) and not e.value.elements for e in b.value.elements
+            ) or isinstance(b.value, (cst.List, cst.Set)) and not b.value.elements
+            for b, _ in bindings
+        )
+
+
+def _kind_of_annotation(text: str) -> str:
+    last = text.rsplit(".", 1)[-1]
+    if "Scheduler" in last or last.endswith("LR"):
+        return SCHEDULER
+    if "Optim" in last or last in vocabulary.OPTIMIZER_CLASSES:
+        return OPTIMIZER
+    return FRAMEWORK_ANNOTATIONS.get(last, OTHER)
+
+
+# ---------------------------------------------------------------- what the frameworks make
+
+# The classes whose call builds an object of a framework's kind (checked after the optimizers'),
+# and those an annotation names.
+FRAMEWORK_CLASSES = {
+    "GradScaler": SCALER, "ShardedGradScaler": SCALER, "Accelerator": ACCELERATOR, "Fabric": ACCELERATOR,
+}
+FRAMEWORK_ANNOTATIONS = {**FRAMEWORK_CLASSES, "DeepSpeedEngine": ENGINE}
+# The names that say a framework's kind when nothing else does (checked after the optimizers').
+FRAMEWORK_NAMES = {
+    "engine": ENGINE, "model_engine": ENGINE, "ds_engine": ENGINE, "deepspeed_engine": ENGINE,
+    "scaler": SCALER, "grad_scaler": SCALER, "amp_scaler": SCALER,
+    "accelerator": ACCELERATOR, "fabric": ACCELERATOR,
+}
+
+# DeepSpeed: `engine, optimizer, *_ = deepspeed.initialize(...)`, by the place in the tuple.
+DEEPSPEED_INITIALIZED = {(0,): ENGINE, (1,): OPTIMIZER}
+
+
+def deepspeed_initializes(callee: str, frame: Frame) -> bool:
+    """`deepspeed.initialize(...)`, or `initialize(...)` imported from DeepSpeed."""
+    return callee.endswith("deepspeed.initialize") or (
+        callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize"))
+    )
+
+
+def lightning_optimizers(call: cst.Call, last: str) -> bool:
+    """Lightning's `self.optimizers()`."""
+    return last in ("optimizers",) and isinstance(call.func, cst.Attribute)
+
+
+# Accelerate's and Fabric's calls that give back the objects they are given, prepared.
+PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model", "setup", "setup_optimizers", "setup_module"})
+
+
+class Frameworks:
+    """Resolver part: what the frameworks' APIs make of an object: Accelerate's prepared objects,
+    Lightning's configured optimizers."""
+
+    def prepared(self, key: Key, seen: frozenset[Key] = frozenset()) -> bool:
+        """Was the object passed through `accelerator.prepare(...)` (its step and zero_grad then
+        follow Accelerate's gradient state), here or in a project function that returns it
+        (`model, opt = training_setup(accelerator)`)?"""
+        if key in seen:
+            return False
+        for binding, frame in self._values.get(key, []):
+            if prepares(binding.value):
+                return True
+            if isinstance(binding.value, cst.Call) and any(
+                # `prepare` returns its arguments, so the returned name's key is the argument's:
+                # whether it was prepared is in the returned name's own bindings
+                prepares(part)
+                or isinstance(part, cst.Name) and any(prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
+                or any(self.prepared(inner_key, seen | {key}) for inner_key in self.keys(part, inner))
+                for part, inner in self._returned(binding.value, binding.path, frame)
+            ):
+                return True
+        return False
+
+    def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
+        """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`
+        returns: an optimizer, a list of them, `(optimizers, schedulers)`, or dicts of them."""
+        cls = self.instance_class(key[:1])
+        found = self.method(cls, "configure_optimizers") if cls is not None else None
+        if found is None:
+            return []
+        scope = self.scope_of(found[1])
+        frame = Frame(scope, {scope.self_name: [key[:1]]} if scope.self_name else {}, cls=cls)
+        index = int(key[2][1:-1]) if len(key) == 3 and key[2][1:-1].isdigit() else None
+        values = []
+        for returned in returns(found[1]):
+            optimizers = _optimizers_returned(returned)
+            if index is not None:
+                optimizers = optimizers[index : index + 1]
+            values.extend((Binding(value), frame) for value in optimizers)
+        return values
+
+
+def prepares(value: cst.BaseExpression | None) -> bool:
+    """`accelerator.prepare(...)`, `accelerator.prepare_optimizer(...)`."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("prepare", "prepare_optimizer")
+    )
+
+
+def _optimizers_returned(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The optimizers in what `configure_optimizers` returns, in order."""
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement) and _is_key(e.key, "optimizer")]
+    if isinstance(value, (cst.List, cst.Tuple)):
+        elements = [e.value for e in value.elements]
+        if len(elements) == 2 and all(isinstance(e, (cst.List, cst.Tuple)) for e in elements):
+            return _optimizers_returned(elements[0])  # ([optimizers], [schedulers])
+        return [o for e in elements for o in _optimizers_returned(e)]
+    return [value]
+
+
+def _is_key(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == name
