@@ -26,10 +26,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zerograd_lint import vocabulary
 from zerograd_lint.prefilter.cues import Cues, builds_optimizer, cues
 from zerograd_lint.prefilter.index import Index, base_names, definitions, lines_saying, stem_of
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.vocabulary import OTHER_FRAMEWORKS
 
 __all__ = ["Scan", "base_names", "cues", "definitions", "eligible", "grow", "lines_saying", "scan"]
 
@@ -92,9 +92,9 @@ class Scan:
         return Scan(self.direct | other.direct, {**self.imports, **other.imports}, {**self.halves, **other.halves})
 
 
-def scan(texts: Mapping[str, str], words: Vocabulary, paths: list[str]) -> Scan:
+def scan(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> Scan:
     """The `Scan` of the files `paths`."""
-    cues = Cues(words)
+    cues = Cues(vocabulary)
     out = Scan()
     for path in paths:
         text = texts[path]
@@ -118,10 +118,10 @@ def _small(path: str, text: str) -> bool:
     return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST
 
 
-def grow(texts: Mapping[str, str], scanned: Scan, words: Vocabulary) -> set[str]:
+def grow(texts: Mapping[str, str], scanned: Scan, vocabulary: Vocabulary) -> set[str]:
     """The files `scanned` finds training by themselves, and the files they use or that use them,
     as the module's docstring says."""
-    cues = Cues(words)
+    cues = Cues(vocabulary)
     files = {path: Index(texts, path, scanned.imports.get(path)) for path in texts}
     importers: dict[str, list[str]] = {}
     for path, imports in scanned.imports.items():
@@ -208,4 +208,4 @@ def _other_framework(text: str) -> bool:
     """The file trains with another framework (and not with torch): it imports one, and not torch.
     Only a line that says `import` or `from` can match (found with `str.find`)."""
     imported = set(_IMPORTS.findall(lines_saying(text, ("import", "from"))))
-    return "torch" not in imported and not imported.isdisjoint(vocabulary.OTHER_FRAMEWORKS)
+    return "torch" not in imported and not imported.isdisjoint(OTHER_FRAMEWORKS)

@@ -65,10 +65,10 @@ def _cues(cues, extra: tuple[str, ...]):
 class Cues:
     """The text tests of a vocabulary."""
 
-    def __init__(self, words: Vocabulary) -> None:
-        self.accumulates = _accumulates(words.backwards)
-        self.touches = _cues(_TOUCH_CUES, (*words.clears, *words.steps, *words.optimizers))
-        self._steps = _cues(_STEP_CUES, (*words.steps, *words.optimizers))
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.accumulates = _accumulates(vocabulary.backwards)
+        self.touches = _cues(_TOUCH_CUES, (*vocabulary.clears, *vocabulary.steps, *vocabulary.optimizers))
+        self._steps = _cues(_STEP_CUES, (*vocabulary.steps, *vocabulary.optimizers))
 
     def steps_in(self, text: str) -> bool:
         return self._steps(text) or (".grad" in text and _updates(text))
@@ -84,9 +84,9 @@ class Cues:
         return self.accumulates(text) and self.steps_in(text)
 
 
-def cues(words: Vocabulary) -> Cues:
+def cues(vocabulary: Vocabulary) -> Cues:
     """The text tests of a vocabulary: what a file, or a definition, mentions when it can take part."""
-    return Cues(words)
+    return Cues(vocabulary)
 
 
 _OPTIM_CALL = re.compile(r"\boptim\.\w+\s*\(")
