@@ -13,7 +13,7 @@ from zerograd_lint import check_source
 from zerograd_lint.checker import Result, check_project
 from zerograd_lint.findings import Edit, Finding
 from zerograd_lint.fix import fix_project, fix_source, pipeline
-from zerograd_lint.fix.plan import Operation
+from zerograd_lint.fix.placements import Operation
 from zerograd_lint.fix.rewrite import Shift, lines_of
 from zerograd_lint.settings import Vocabulary
 
@@ -287,14 +287,14 @@ class TestTheChecksBeforeWriting:
 
     def test_an_edit_a_second_run_would_extend_is_not_made(self, monkeypatch: pytest.MonkeyPatch) -> None:
         source = (FIXTURES / "ZG001" / "no_clear.py").read_text() + (FIXTURES / "ZG001" / "helper_steps.py").read_text()
-        real, calls = pipeline.plan, []
+        real, calls = pipeline.placements, []
 
-        def plan(findings, *args):  # the second run would fix what the first one declined
+        def placements(findings, *args):  # the second run would fix what the first one declined
             calls.append(findings)
             planned = real(findings, *args)
             return planned if len(calls) == 1 else [Operation(f, None, "again") for f in findings]
 
-        monkeypatch.setattr(pipeline, "plan", plan)
+        monkeypatch.setattr(pipeline, "placements", placements)
         sources: dict[str, str | bytes] = {"train.py": source}
         fixes = fix_project(sources, check_project(sources), check_project)
         assert fixes.changed == {} and len(calls) == 2

@@ -5,7 +5,7 @@
     >>> [(f.code, f.fix.message) for f in fixes.fixed]  # doctest: +SKIP
     [('ZG001', 'Insert `optimizer.zero_grad()` after `optimizer.step()` (line 12)')]
 
-The path: findings -> `plan` (one placement per finding, or the reason there is none) ->
+The path: findings -> `placements` (one placement per finding, or the reason there is none) ->
 `rewrite` (LibCST: the placements made, nothing else touched) -> `verify` and `pipeline` (the
 fixed source parses, differs only by the intended statements, no longer has the finding, brings
 no new one, and would not change again) -> `output` (a unified diff, or an atomic write). Every fix
@@ -16,7 +16,7 @@ line applies fixes only when asked (`--fix`, `--diff`). Nothing here prints or e
 from __future__ import annotations
 
 from zerograd_lint.fix.pipeline import Check, Fixes, fix_project
-from zerograd_lint.fix.plan import Declined
+from zerograd_lint.fix.placements import Declined
 from zerograd_lint.settings import Vocabulary
 
 __all__ = ["Check", "Declined", "Fixes", "fix_project", "fix_source"]

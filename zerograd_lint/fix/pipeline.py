@@ -20,7 +20,7 @@ import libcst as cst
 from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.located import Located
-from zerograd_lint.fix.plan import Declined, Operation, plan
+from zerograd_lint.fix.placements import Declined, Operation, placements
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
 from zerograd_lint.fix.verify import identity, shift_of, structural_problem
 from zerograd_lint.settings import Vocabulary
@@ -83,7 +83,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
             reason = not_fixed.get(path, "LibCST cannot parse the file")
             declined.extend(Declined(f, reason) for f in candidates)
             continue
-        planned = plan(candidates, here, vocabulary, parse)
+        planned = placements(candidates, here, vocabulary, parse)
         declined.extend(p for p in planned if isinstance(p, Declined))
         operations = [p for p in planned if isinstance(p, Operation)]
         if operations:
@@ -162,7 +162,7 @@ class _Rounds:
         for path in files:
             here = parse(path)
             candidates = [f for f in after.findings.get(path, []) if self.wanted(f)]
-            again = plan(candidates, here, self.vocabulary, parse) if here is not None else []
+            again = placements(candidates, here, self.vocabulary, parse) if here is not None else []
             if any(isinstance(p, Operation) and identity(p.finding, _unshifted) not in expected for p in again):
                 unstable.append(path)
         return unstable

@@ -57,7 +57,7 @@ class _Declined(Exception):
     pass
 
 
-def plan(
+def placements(
     findings: Sequence[Finding],
     here: Located,
     vocabulary: Vocabulary = Vocabulary(),
