@@ -17,7 +17,7 @@ from zerograd_lint import walk
 
 if TYPE_CHECKING:
     from zerograd_lint.bindings import Frame
-    from zerograd_lint.cfg import Builder
+    from zerograd_lint.graphs.builder import Builder
 
 Actions = list[tuple[list[ev.Action], cst.CSTNode, "Frame"]]
 _GRADIENT_OPS = (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE, ev.PARTIAL)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import Key, Resolver, related
 from zerograd_lint.conditions import advance, contradicts
-from zerograd_lint.graph import ASSUME, BACK, ENTER, EVENT, EXCUSE, KILL, NOP, SHIFT, Graph
+from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, EVENT, EXCUSE, KILL, NOP, SHIFT, Graph
 
 MAX_STATES_PER_NODE = 256
 

@@ -12,11 +12,11 @@ import libcst as cst
 
 from zerograd_lint import checked_loops, rules, verdicts, walk
 from zerograd_lint.bindings import Frame, Resolver
-from zerograd_lint.cfg import Builder
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.flow import GaveUp, analyse
-from zerograd_lint.graph import TooComplex
+from zerograd_lint.graphs.builder import Builder
+from zerograd_lint.graphs.nodes import TooComplex
 from zerograd_lint.planning import Plan, Roots
 from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope, dotted_name

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:  # suppression runs on files never parsed: no LibCST for it
     from zerograd_lint.bindings import Key
     from zerograd_lint.flow import Analysis
-    from zerograd_lint.graph import Graph
+    from zerograd_lint.graphs.nodes import Graph
     from zerograd_lint.sites import Loop, Site
 
 

@@ -1,4 +1,4 @@
-"""The graph the builder in `cfg.py` makes and the dataflow in `flow.py` reads.
+"""The graph the builder (`builder.py`) makes and the dataflow (`flow.py`) reads.
 
 A graph is a list of nodes in parallel arrays: each node has an operation, an argument (an
 `EventNode` for EVENT, a fact for ASSUME), its successors, the loops it lies in and, for events, the

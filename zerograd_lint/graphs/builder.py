@@ -27,7 +27,7 @@ from zerograd_lint import elementwise, vocabulary, walk
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import ACCELERATOR, PREPARE_METHODS, STARRED, WRAPPERS, Frame, Resolver, last_name, own_key
 from zerograd_lint.conditions import EVERY, Fact, FactMaker, compact_text as _text
-from zerograd_lint.graph import (
+from zerograd_lint.graphs.nodes import (
     ASSUME,
     BACK,
     ENTER,
