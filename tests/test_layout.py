@@ -45,7 +45,13 @@ def _top_level_imports(name: str, path: Path) -> set[str]:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {module for module in found if module in MODULES and module != name}
+    # importing `a.b.c` runs the `__init__` of `a` and `a.b` first, unless this module is inside them
+    # (then they are being imported already)
+    inside = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+    for module in list(found):
+        parts = module.split(".")
+        found.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return {module for module in found if module in MODULES and module != name and module not in inside}
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:

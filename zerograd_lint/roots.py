@@ -10,18 +10,19 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from zerograd_lint import checked_loops, rules, verdicts, walk
+from zerograd_lint import checked_loops, rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.events import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
+from zerograd_lint.frameworks import ignite, lightning
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.graphs.builder import Builder
 from zerograd_lint.graphs.nodes import TooComplex
 from zerograd_lint.planning import Plan, Roots
 from zerograd_lint.project import TooDeep
-from zerograd_lint.scopes import Scope, dotted_name
+from zerograd_lint.scopes import Scope
 from zerograd_lint.settings import Vocabulary
-from zerograd_lint.survey import MODULE, ModuleSurvey, takes_an_engine
+from zerograd_lint.survey import MODULE, ModuleSurvey
 
 
 class Analyser:
@@ -187,27 +188,13 @@ class _Callbacks:
 def _is_callback(scope: Scope, resolver: Resolver, callbacks: _Callbacks) -> bool:
     """A function a framework calls once per batch: its body is a loop body."""
     cls = scope.enclosing_class()
-    if cls is not None and scope.name == "training_step":
-        manual = any(
-            isinstance(value, cst.Name) and value.value == "False"
-            for klass in resolver.class_chain(cls)
-            for value in [klass.class_attrs.get("automatic_optimization")]
-            + [b.value for b, _ in klass.self_attrs.get("automatic_optimization", [])]
-        )
-        return manual or "manual_backward" in _names_called(scope.node)
+    if cls is not None and scope.name == lightning.PER_BATCH:
+        return lightning.manual_training_step(scope, resolver.class_chain(cls))
     parent = scope.parent
     if isinstance(scope.node, cst.FunctionDef):
         parameters = scope.node.params
-        if takes_an_engine([p.name.value for p in (*parameters.posonly_params, *parameters.params)]):
+        if ignite.takes_an_engine([p.name.value for p in (*parameters.posonly_params, *parameters.params)]):
             return True
     return scope.name in callbacks.named or (
         parent is not None and parent.kind == "function" and parent.name in callbacks.factories
     )
-
-
-def _names_called(node: cst.CSTNode) -> set[str]:
-    return {
-        name.rsplit(".", 1)[-1]
-        for call in walk.nodes(node)
-        if isinstance(call, cst.Call) and (name := dotted_name(call.func))
-    }

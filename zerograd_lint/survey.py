@@ -17,15 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.frameworks.accelerate import PREPARES_WHAT_IT_RETURNS
+from zerograd_lint.frameworks.ignite import CALLBACK_TAKERS, takes_an_engine
 from zerograd_lint.sparse import Outline, outline, within
 from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CLASSES, STEPS, UPDATES, calls_that
 
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
 MAX_DEPTH = 1000
-
-# Calls whose first argument is a function the framework runs once per batch (Ignite).
-CALLBACK_TAKERS = frozenset({"Engine", "DeterministicEngine"})
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = calls_that(ACCUMULATES, UPDATES)
@@ -179,13 +178,6 @@ _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 _NOTED = frozenset({ast.Call, ast.Attribute, ast.Name, ast.AugAssign, ast.Assign})  # what `_Words.note` reads
 
 
-def takes_an_engine(parameters: list[str]) -> bool:
-    """`(engine, batch)`, `(self, engine, batch)`: the signature of an Ignite process function."""
-    if parameters[:1] in (["self"], ["cls"]):
-        parameters = parameters[1:]
-    return len(parameters) >= 2 and parameters[0] == "engine"
-
-
 def surveys(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> dict[str, ModuleSurvey | Unparsable]:
     """The first look at each of `paths` (one share), or why there is none."""
     out: dict[str, ModuleSurvey | Unparsable] = {}
@@ -240,7 +232,7 @@ class _Words:
             function.accumulates = True
         if callee in OPTIMIZER_CLASSES or callee in CALLBACK_TAKERS:
             function.touches = True  # builds an optimizer: its module is worth parsing
-        if callee in _PREPARING and not plain:
+        if callee in PREPARES_WHAT_IT_RETURNS and not plain:
             function.prepares = True
         if callee in CALLBACK_TAKERS and node.args:
             first = node.args[0]
@@ -263,7 +255,6 @@ class _Words:
 
 
 _STEPPING = calls_that(STEPS, UPDATES)
-_PREPARING = frozenset({"prepare", "prepare_optimizer"})  # `accelerator.prepare(model, optimizer)`
 _UPDATING = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
 
 

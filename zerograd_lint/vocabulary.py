@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import re
 
+# The kinds of object the analysis tells apart (`bindings.kinds` tells which a key stands for).
+OPTIMIZER = "optimizer"
+ENGINE = "engine"  # DeepSpeed: its step() clears after stepping
+SCHEDULER = "scheduler"
+SCALER = "scaler"
+ACCELERATOR = "accelerator"
+ENV = "env"
+OTHER = "other"
+UNKNOWN = "unknown"
+
 # The calls the analysis knows by name and what each does to gradients. The prefilter's cues
 # (`prefilter/`), the survey's sets (`survey.py`) and the event classifier (`events.py`) all read this
 # one table, so that a spelling learnt once is known everywhere (`tests/test_vocabulary.py`).

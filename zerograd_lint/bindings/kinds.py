@@ -4,7 +4,7 @@ The kind comes from how the object was built (`torch.optim.Adam(...)`, a project
 returns one, `deepspeed.initialize(...)`), its annotation, or, failing both, from how it is named
 (`vocabulary.py`). An optimizer's links (`links.py`) come with its kind when the call that built
 it shows them. What the frameworks' APIs make of an object (DeepSpeed, Accelerate and Fabric,
-Lightning, GradScaler) is gathered at the end of this module.
+Lightning, GradScaler) is theirs to say (`zerograd_lint.frameworks`).
 """
 
 from __future__ import annotations
@@ -14,18 +14,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from zerograd_lint import vocabulary
+from zerograd_lint import frameworks
+from zerograd_lint.frameworks import deepspeed, lightning
 from zerograd_lint.bindings.keys import Frame, Key, last_name, param_root
+from zerograd_lint.vocabulary import ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, SCALER, SCHEDULER, UNKNOWN
 from zerograd_lint.bindings.names import bind_arguments, returns
-from zerograd_lint.scopes import Binding, Path, dotted_name
+from zerograd_lint.scopes import Path, dotted_name
 
-OPTIMIZER = "optimizer"
-ENGINE = "engine"  # DeepSpeed: its step() clears after stepping
-SCHEDULER = "scheduler"
-SCALER = "scaler"
-ACCELERATOR = "accelerator"
-ENV = "env"
-OTHER = "other"
-UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -79,8 +74,8 @@ class Kinds:
             return Info(SCHEDULER if "sched" in name.lower() else OTHER)
         if vocabulary.reads_as_optimizer(name):
             return Info(OPTIMIZER)
-        if name.lower() in FRAMEWORK_NAMES:
-            return Info(FRAMEWORK_NAMES[name.lower()])
+        if name.lower() in frameworks.KIND_OF_NAME:
+            return Info(frameworks.KIND_OF_NAME[name.lower()])
         return Info(OTHER if kinds else UNKNOWN)
 
     def _kind_of_value(self, value: cst.BaseExpression, path: Path, frame: Frame) -> tuple[str, set[Key] | None]:
@@ -105,18 +100,18 @@ class Kinds:
             return factory
         callee = self.qualified(value.func, frame)
         last = callee.rsplit(".", 1)[-1]
-        if deepspeed_initializes(callee, frame):
-            return DEEPSPEED_INITIALIZED.get(path[:1], OTHER), None
+        if deepspeed.initializes(callee, frame):
+            return deepspeed.INITIALIZED.get(path[:1], OTHER), None
         if path and "optim" in last.lower():  # `opt, sched = model.optimizer_scheduler()`: the names tell
             return UNKNOWN, None
         if vocabulary.is_scheduler_callee(last, callee):
             return SCHEDULER, None
-        if lightning_optimizers(value, last):
+        if lightning.optimizers_call(value, last):
             return OPTIMIZER, None
         if vocabulary.is_optimizer_callee(last, callee):
             return OPTIMIZER, self._optimizer_links(value, last, frame)
-        if last in FRAMEWORK_CLASSES:
-            return FRAMEWORK_CLASSES[last], None
+        if last in frameworks.KIND_OF_CLASS:
+            return frameworks.KIND_OF_CLASS[last], None
         if last in vocabulary.ENV_FACTORIES and callee.split(".")[0] in ("gym", "gymnasium", "envs"):
             return ENV, None
         if last.endswith("Env"):
@@ -180,106 +175,4 @@ def _kind_of_annotation(text: str) -> str:
         return SCHEDULER
     if "Optim" in last or last in vocabulary.OPTIMIZER_CLASSES:
         return OPTIMIZER
-    return FRAMEWORK_ANNOTATIONS.get(last, OTHER)
-
-
-# ---------------------------------------------------------------- what the frameworks make
-
-# The classes whose call builds an object of a framework's kind (checked after the optimizers'),
-# and those an annotation names.
-FRAMEWORK_CLASSES = {
-    "GradScaler": SCALER, "ShardedGradScaler": SCALER, "Accelerator": ACCELERATOR, "Fabric": ACCELERATOR,
-}
-FRAMEWORK_ANNOTATIONS = {**FRAMEWORK_CLASSES, "DeepSpeedEngine": ENGINE}
-# The names that say a framework's kind when nothing else does (checked after the optimizers').
-FRAMEWORK_NAMES = {
-    "engine": ENGINE, "model_engine": ENGINE, "ds_engine": ENGINE, "deepspeed_engine": ENGINE,
-    "scaler": SCALER, "grad_scaler": SCALER, "amp_scaler": SCALER,
-    "accelerator": ACCELERATOR, "fabric": ACCELERATOR,
-}
-
-# DeepSpeed: `engine, optimizer, *_ = deepspeed.initialize(...)`, by the place in the tuple.
-DEEPSPEED_INITIALIZED = {(0,): ENGINE, (1,): OPTIMIZER}
-
-
-def deepspeed_initializes(callee: str, frame: Frame) -> bool:
-    """`deepspeed.initialize(...)`, or `initialize(...)` imported from DeepSpeed."""
-    return callee.endswith("deepspeed.initialize") or (
-        callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize"))
-    )
-
-
-def lightning_optimizers(call: cst.Call, last: str) -> bool:
-    """Lightning's `self.optimizers()`."""
-    return last in ("optimizers",) and isinstance(call.func, cst.Attribute)
-
-
-# Accelerate's and Fabric's calls that give back the objects they are given, prepared.
-PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model", "setup", "setup_optimizers", "setup_module"})
-
-
-class Frameworks:
-    """Resolver part: what the frameworks' APIs make of an object: Accelerate's prepared objects,
-    Lightning's configured optimizers."""
-
-    def prepared(self, key: Key, seen: frozenset[Key] = frozenset()) -> bool:
-        """Was the object passed through `accelerator.prepare(...)` (its step and zero_grad then
-        follow Accelerate's gradient state), here or in a project function that returns it
-        (`model, opt = training_setup(accelerator)`)?"""
-        if key in seen:
-            return False
-        for binding, frame in self._values.get(key, []):
-            if prepares(binding.value):
-                return True
-            if isinstance(binding.value, cst.Call) and any(
-                # `prepare` returns its arguments, so the returned name's key is the argument's:
-                # whether it was prepared is in the returned name's own bindings
-                prepares(part)
-                or isinstance(part, cst.Name) and any(prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
-                or any(self.prepared(inner_key, seen | {key}) for inner_key in self.keys(part, inner))
-                for part, inner in self._returned(binding.value, binding.path, frame)
-            ):
-                return True
-        return False
-
-    def _configured_optimizers(self, key: Key) -> list[tuple[Binding, Frame]]:
-        """Lightning: `self.optimizers()` (or its element `[i]`) is what `configure_optimizers`
-        returns: an optimizer, a list of them, `(optimizers, schedulers)`, or dicts of them."""
-        cls = self.instance_class(key[:1])
-        found = self.method(cls, "configure_optimizers") if cls is not None else None
-        if found is None:
-            return []
-        scope = self.scope_of(found[1])
-        frame = Frame(scope, {scope.self_name: [key[:1]]} if scope.self_name else {}, cls=cls)
-        index = int(key[2][1:-1]) if len(key) == 3 and key[2][1:-1].isdigit() else None
-        values = []
-        for returned in returns(found[1]):
-            optimizers = _optimizers_returned(returned)
-            if index is not None:
-                optimizers = optimizers[index : index + 1]
-            values.extend((Binding(value), frame) for value in optimizers)
-        return values
-
-
-def prepares(value: cst.BaseExpression | None) -> bool:
-    """`accelerator.prepare(...)`, `accelerator.prepare_optimizer(...)`."""
-    return (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in ("prepare", "prepare_optimizer")
-    )
-
-
-def _optimizers_returned(value: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The optimizers in what `configure_optimizers` returns, in order."""
-    if isinstance(value, cst.Dict):
-        return [e.value for e in value.elements if isinstance(e, cst.DictElement) and _is_key(e.key, "optimizer")]
-    if isinstance(value, (cst.List, cst.Tuple)):
-        elements = [e.value for e in value.elements]
-        if len(elements) == 2 and all(isinstance(e, (cst.List, cst.Tuple)) for e in elements):
-            return _optimizers_returned(elements[0])  # ([optimizers], [schedulers])
-        return [o for e in elements for o in _optimizers_returned(e)]
-    return [value]
-
-
-def _is_key(node: cst.BaseExpression, name: str) -> bool:
-    return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == name
+    return frameworks.KIND_OF_ANNOTATION.get(last, OTHER)

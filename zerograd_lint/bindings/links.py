@@ -12,7 +12,7 @@ import libcst as cst
 
 from zerograd_lint import vocabulary
 from zerograd_lint.bindings.keys import Frame, Key, param_root, self_key
-from zerograd_lint.bindings.kinds import prepares
+from zerograd_lint.frameworks.accelerate import prepares
 from zerograd_lint.bindings.names import returns
 from zerograd_lint.scopes import ELEMENT, Path, Scope, dotted_name
 

@@ -1,0 +1,63 @@
+"""Hugging Face Accelerate: the `Accelerator` and what it prepares.
+
+- An `Accelerator` (or an object named `accelerator`) is of the kind ACCELERATOR: its methods
+  are bookkeeping, except `backward(loss)` (a backward) and `optimizer_step(opt)` (a step).
+- `accelerator.prepare(model, optimizer, ...)` gives back what it is given, prepared: a prepared
+  optimizer's `step()` and `zero_grad()` follow Accelerate's gradient state.
+- `with accelerator.accumulate(model):` gates the prepared optimizers' step and zero_grad on the
+  sync step, inside the block and after it (the graph stage builds the gate).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zerograd_lint.vocabulary import ACCELERATOR
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from zerograd_lint.bindings.keys import Key
+
+CLASSES = {"Accelerator": ACCELERATOR}
+NAMES = {"accelerator": ACCELERATOR}
+# calls that give back the objects they are given, prepared
+PREPARE_METHODS = frozenset({"prepare", "prepare_optimizer", "prepare_model"})
+# the two of them a function's first look notes (`survey`): what such a function returns is prepared
+PREPARES_WHAT_IT_RETURNS = frozenset({"prepare", "prepare_optimizer"})
+
+
+def prepares(value: cst.BaseExpression | None) -> bool:
+    """`accelerator.prepare(...)`, `accelerator.prepare_optimizer(...)`."""
+    import libcst as cst  # (this module is read by the first look too, which never imports LibCST)
+
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in PREPARES_WHAT_IT_RETURNS
+    )
+
+
+class Prepared:
+    """Resolver part: which objects Accelerate prepared."""
+
+    def prepared(self, key: Key, seen: frozenset[Key] = frozenset()) -> bool:
+        """Was the object passed through `accelerator.prepare(...)` (its step and zero_grad then
+        follow Accelerate's gradient state), here or in a project function that returns it
+        (`model, opt = training_setup(accelerator)`)?"""
+        import libcst as cst
+
+        if key in seen:
+            return False
+        for binding, frame in self._values.get(key, []):
+            if prepares(binding.value):
+                return True
+            if isinstance(binding.value, cst.Call) and any(
+                # `prepare` returns its arguments, so the returned name's key is the argument's:
+                # whether it was prepared is in the returned name's own bindings
+                prepares(part)
+                or isinstance(part, cst.Name) and any(prepares(b.value) for b in inner.scope.bindings.get(part.value, []))
+                or any(self.prepared(inner_key, seen | {key}) for inner_key in self.keys(part, inner))
+                for part, inner in self._returned(binding.value, binding.path, frame)
+            ):
+                return True
+        return False
