@@ -15,11 +15,10 @@ The rest of the code imports from here.
 from __future__ import annotations
 
 from zerograd_lint.bindings.keys import Frame, Key, is_prefix, last_name, own_key, param_root, related, self_key
-from zerograd_lint.bindings.kinds import Info
+from zerograd_lint.bindings.kinds import PREPARE_METHODS, Info
 from zerograd_lint.bindings.links import WRAPPERS
 from zerograd_lint.bindings.names import STARRED, bind_arguments, returns
 from zerograd_lint.bindings.resolver import Resolver
-from zerograd_lint.frameworks import PREPARE_METHODS
 from zerograd_lint.vocabulary import ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, SCALER, SCHEDULER, UNKNOWN
 
 __all__ = [

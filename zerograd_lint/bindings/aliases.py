@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from zerograd_lint.bindings.keys import Frame, Key, own_key, self_key
-from zerograd_lint.frameworks import PREPARE_METHODS
+from zerograd_lint.bindings.kinds import PREPARE_METHODS
 from zerograd_lint.scopes import ELEMENT, Binding, Path, Scope, dotted_name
 
 _KEY_METHODS = frozenset({"parameters", "named_parameters", "optimizers", "module"})

@@ -14,14 +14,21 @@ from dataclasses import dataclass
 import libcst as cst
 
 from zerograd_lint import vocabulary
-from zerograd_lint import frameworks
-from zerograd_lint.frameworks import deepspeed, lightning
+from zerograd_lint.frameworks import accelerate, amp, deepspeed, fabric, lightning
 from zerograd_lint.bindings.keys import Frame, Key, last_name, param_root
 from zerograd_lint.vocabulary import ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, SCALER, SCHEDULER, UNKNOWN
 from zerograd_lint.bindings.names import bind_arguments, returns
 from zerograd_lint.scopes import Path, dotted_name
 
 
+
+# What the frameworks make (`zerograd_lint.frameworks`): the classes whose call builds an object of
+# a framework's kind (checked after the optimizers'), those an annotation names, the names that say
+# a kind when nothing else does, and the calls that give back the objects they are given, prepared.
+KIND_OF_CLASS = {**amp.CLASSES, **accelerate.CLASSES, **fabric.CLASSES}
+KIND_OF_ANNOTATION = {**KIND_OF_CLASS, **deepspeed.ANNOTATIONS}
+KIND_OF_NAME = {**deepspeed.NAMES, **amp.NAMES, **accelerate.NAMES, **fabric.NAMES}
+PREPARE_METHODS = accelerate.PREPARE_METHODS | fabric.SETUP_METHODS
 
 @dataclass(frozen=True)
 class Info:
@@ -74,8 +81,8 @@ class Kinds:
             return Info(SCHEDULER if "sched" in name.lower() else OTHER)
         if vocabulary.reads_as_optimizer(name):
             return Info(OPTIMIZER)
-        if name.lower() in frameworks.KIND_OF_NAME:
-            return Info(frameworks.KIND_OF_NAME[name.lower()])
+        if name.lower() in KIND_OF_NAME:
+            return Info(KIND_OF_NAME[name.lower()])
         return Info(OTHER if kinds else UNKNOWN)
 
     def _kind_of_value(self, value: cst.BaseExpression, path: Path, frame: Frame) -> tuple[str, set[Key] | None]:
@@ -110,8 +117,8 @@ class Kinds:
             return OPTIMIZER, None
         if vocabulary.is_optimizer_callee(last, callee):
             return OPTIMIZER, self._optimizer_links(value, last, frame)
-        if last in frameworks.KIND_OF_CLASS:
-            return frameworks.KIND_OF_CLASS[last], None
+        if last in KIND_OF_CLASS:
+            return KIND_OF_CLASS[last], None
         if last in vocabulary.ENV_FACTORIES and callee.split(".")[0] in ("gym", "gymnasium", "envs"):
             return ENV, None
         if last.endswith("Env"):
@@ -175,4 +182,4 @@ def _kind_of_annotation(text: str) -> str:
         return SCHEDULER
     if "Optim" in last or last in vocabulary.OPTIMIZER_CLASSES:
         return OPTIMIZER
-    return frameworks.KIND_OF_ANNOTATION.get(last, OTHER)
+    return KIND_OF_ANNOTATION.get(last, OTHER)

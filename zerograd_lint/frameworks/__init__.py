@@ -15,22 +15,7 @@ classified (`backward`, `manual_backward`, `update_params`) is in the one vocabu
 - `apex`: apex's fused optimizers and `amp.scale_loss`, fairseq's `optimizer.backward(loss)`;
 - `distributed_autograd`: a backward into a distributed autograd context, not `.grad`.
 
-A new framework is a module here, its tables added below, and its fixtures in
-`tests/fixtures/frameworks/<name>/`.
+A module here imports LibCST only where its code runs on LibCST's trees, never at its top: the
+first look (`survey`), which never imports LibCST, reads some of them. A new framework is a module
+here, consulted where its knowledge is needed, and its fixtures in `tests/fixtures/frameworks/<name>/`.
 """
-
-from __future__ import annotations
-
-# (the modules holding the tables below, none of which imports LibCST: the first look reads
-# this package too; the others are imported where they are consulted)
-from zerograd_lint.frameworks import accelerate, amp, deepspeed, fabric
-
-__all__ = ["KIND_OF_ANNOTATION", "KIND_OF_CLASS", "KIND_OF_NAME", "PREPARE_METHODS"]
-
-# The classes whose call builds an object of a framework's kind (checked after the optimizers'),
-# those an annotation names, and the names that say a kind when nothing else does.
-KIND_OF_CLASS = {**amp.CLASSES, **accelerate.CLASSES, **fabric.CLASSES}
-KIND_OF_ANNOTATION = {**KIND_OF_CLASS, **deepspeed.ANNOTATIONS}
-KIND_OF_NAME = {**deepspeed.NAMES, **amp.NAMES, **accelerate.NAMES, **fabric.NAMES}
-# The calls that give back the objects they are given, prepared (Accelerate's and Fabric's).
-PREPARE_METHODS = accelerate.PREPARE_METHODS | fabric.SETUP_METHODS
