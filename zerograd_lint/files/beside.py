@@ -21,11 +21,11 @@ it. So, for the files named by themselves:
   any number of imports: a file that trains by itself, a definition imported (or called as
   `module.name(...)`) that mentions gradients or an optimizer, a base class.
 
-Imports are read from the text, generously (nothing is parsed here), and resolved as the analysis
-resolves them in a run over the project (`zerograd_lint.project`), among the files listed, so
-that the same files take part. Which of them the analysis then looks at is decided as in any run:
-these are only the files it may see. A file is decoded only once its bytes name what is looked
-for. Nothing is executed, nothing written.
+Imports are read from the text, generously (nothing is parsed here: `imports.py`), and resolved as
+the analysis resolves them in a run over the project (`zerograd_lint.project`), among the files
+listed, so that the same files take part. Which of them the analysis then looks at is decided as
+in any run: these are only the files it may see. A file is decoded only once its bytes name what
+is looked for. Nothing is executed, nothing written.
 
 A file that cannot be read or decoded here is not seen; one that cannot be parsed is refused by
 the analysis, whose error for it the run does not report (it was not asked for).
@@ -40,8 +40,9 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from zerograd_lint.files import NOTEBOOK_SUFFIXES, FileSelection, _Walk, read_source
+from zerograd_lint.files.imports import import_origins, import_words, last_name
 from zerograd_lint.findings import SourceError
-from zerograd_lint.project import Project, module_name
+from zerograd_lint.project import Project
 from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.texts import Source, decode
@@ -206,7 +207,7 @@ class _Around:
         with what of its own may then reach `names` (its definitions that a caller or a subclass
         can complete): its definitions that name one, and those it imports from `target` (a
         package's `__init__.py` passes them on)."""
-        module = _last_name(target).encode()  # what an import of it spells, unless a relative one
+        module = last_name(target).encode()  # what an import of it spells, unless a relative one
         in_package = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(target)), "__init__.py"))
         found = {}
         importing = self._importing()
@@ -291,7 +292,7 @@ class _Around:
         if self.importing is None:
             self.importing = {}
             for path in list(self.by_real.values()):
-                for word in _import_words(self._bytes(path) or b""):
+                for word in import_words(self._bytes(path) or b""):
                     self.importing.setdefault(word, set()).add(path)
         return self.importing
 
@@ -350,37 +351,12 @@ class _Around:
         return self.texts[path]
 
 
-def _import_words(data: bytes) -> set[bytes]:
-    """The words of the import lines of a file's bytes, and `.` if one is a relative import."""
-    words: set[bytes] = set()
-    at = data.find(b"import")
-    while at != -1:
-        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-        end = len(data) if end == -1 else end
-        line = data[start:end].lstrip()
-        if line.startswith((b"from", b"import")):
-            if b"(" in line and b")" not in line:  # a list over several lines
-                end = max(end, data.find(b")", end))
-                line = data[start:end].lstrip()
-            words.update(_WORD.findall(line))
-            if line.startswith(b"from ."):
-                words.add(b".")
-        at = data.find(b"import", end)
-    return words
-
-
 def _parses(text: str) -> bool:
     try:
         ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
-
-
-def _last_name(path: str) -> str:
-    """The last part of the module's name: what an absolute import of it spells out
-    (`pkg/engine.py` -> `engine`, `pkg/__init__.py` -> `pkg`)."""
-    return module_name(path)[0].rsplit(".", 1)[-1]
 
 
 _ATTRIBUTE_CALL = re.compile(r"\.(\w+)\s*\(")
@@ -402,58 +378,3 @@ def reached(text: str) -> set[str]:
         if _LOOP.search(block) or nested or "training_step" in block:
             found.add(name)
     return found
-
-
-def import_origins(text: str) -> set[str]:
-    """What the import statements of a module name, as the analysis's first look names them
-    (`survey`): `from pkg import engine` gives `pkg` and `pkg.engine`; `from . import steps`
-    gives `.` and `.steps`; `import a.b as c` gives `a.b`. Read from the text, generously: an
-    import inside a function counts, and so does one in a docstring."""
-    found: set[str] = set()
-    for statement in _import_statements(text):
-        words = statement.split(None, 1)
-        if len(words) < 2:
-            continue
-        if words[0] == "import":
-            for item in words[1].split(","):
-                parts = item.split()
-                if parts and _dotted(parts[0]):
-                    found.add(parts[0])
-            continue
-        module, _, names = words[1].partition(" import")
-        module = module.strip()
-        rest = module.lstrip(".")
-        if not module or (rest and not _dotted(rest)):
-            continue
-        found.add(module)
-        for item in names.replace("(", " ").replace(")", " ").split(","):
-            parts = item.split()
-            if parts and parts[0].isidentifier():
-                found.add(f"{module}{parts[0]}" if module.endswith(".") else f"{module}.{parts[0]}")
-    return found
-
-
-def _dotted(name: str) -> bool:
-    return all(part.isidentifier() for part in name.split("."))
-
-
-def _import_statements(text: str) -> Iterator[str]:
-    """Each statement that starts a line with `import` or `from`, on one line: the lines of a
-    parenthesised list are joined, comments left out. Found with `str.find`, not a pattern tried
-    at every line."""
-    at = text.find("import")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end == -1 else end
-        line = text[start:end].lstrip()
-        if line.startswith(("import ", "from ", "import\t", "from\t")):
-            statement = line.split("#", 1)[0]
-            if "(" in statement and ")" not in statement:  # a list over several lines
-                close = text.find(")", end)
-                close = len(text) if close == -1 else close
-                continued = " ".join(part.split("#", 1)[0] for part in text[end:close].splitlines())
-                statement = f"{statement} {continued})"
-                end = close
-            yield statement.split(";", 1)[0].replace("\\", " ")
-        at = text.find("import", end)
