@@ -26,7 +26,7 @@ SHIFT = "shift"
 ENTER = "enter"  # a loop is entered from outside
 BACK = "back"
 # the gradients pending here are given up on purpose: an exception handler, the branch of a check
-# on the gradients or the loss that skips the step (rules.md, "Deliberate discards are not ZG003")
+# on the gradients or the loss that skips the step (docs/contract.md, "Deliberate discards are not ZG003")
 EXCUSE = "excuse"
 
 

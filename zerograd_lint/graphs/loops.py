@@ -1,0 +1,267 @@
+"""Loops in the graph: `for` (async too) and `while` with their `else`, the loops over a collection
+(one event for every element), and the counters a loop keeps (`for i, x in enumerate(loader)`):
+whether an iteration is the first or the last, and how many the loop runs, as texts.
+
+A `for` loop is taken to run at least once (see `builder.py`).
+
+`Loops` is a part of `Builder` (`builder.py`): it uses the state the builder keeps.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import libcst as cst
+
+from zerograd_lint import elementwise, walk
+from zerograd_lint.bindings import Frame
+from zerograd_lint.conditions import FactMaker, compact_text as _text
+from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, NOP
+from zerograd_lint.graphs.statements import LoopJumps, target_names
+from zerograd_lint.scopes import dotted_name
+from zerograd_lint.sites import Loop
+
+
+class Loops:
+    def _new_loop(self, keyword: str, line: int, column: int, length: int, node, counters, path: str | None = None) -> Loop:
+        parent = self.loops[-1] if self.loops else None
+        loop = Loop(len(self.graph.loops), keyword, path or self.module.path, line, column, length, parent, counters, node)
+        self.graph.loops.append(loop)
+        return loop
+
+    def _loop_body(
+        self, loop: Loop, body, infinite: bool, test: cst.BaseExpression | None = None, at_least_once: bool = False
+    ) -> list[int]:
+        """Head, body, back edge; leaves normally through `self.preds`, returns the breaks."""
+        self.emit(ENTER, loop.id)
+        head = self.emit(NOP)
+        outer_loops = self.loops
+        self.loops = outer_loops + (loop.id,)
+        jumps = LoopJumps()
+        self.jump_targets.append(jumps)
+        if test is not None:
+            self.expr(test)
+            self.assume(test, True)
+        body()
+        self.preds += jumps.continues
+        back = self.emit(BACK, loop.id)
+        self.graph.succ[back].append(head)
+        self.jump_targets.pop()
+        self.loops = outer_loops
+        exits: list[int] = []
+        if not infinite:
+            self.preds = [back] if at_least_once else [head]
+            if test is not None:
+                self.expr(test)
+                self.assume(test, False)
+            exits = self.preds
+        self.preds = exits
+        return jumps.breaks
+
+    def stmt_For(self, node: cst.For) -> None:
+        self.expr(node.iter)
+        if self._is_collection_loop(node):
+            self.flat(node.body)
+            return
+        targets = target_names(node.target)
+        self._kill(targets)
+        pos = self.positions[node]
+        column = pos.start.column
+        if node.asynchronous is not None:
+            column += len("async") + len(node.asynchronous.whitespace_after.value)
+        loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
+        counter = _counter_from_zero(node)
+        if counter is not None:
+            self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
+        counter = counter or _counter_from_one(node)
+        if counter is not None:
+            from_one = _counter_from_one(node) is not None
+            self.counted.append(Counted(self.frame, counter, *self._lengths(node, from_one), from_one))
+
+        def body() -> None:
+            self._rebind(node.target, node)
+            self.block(node.body)
+
+        breaks = self._loop_body(loop, body, False, at_least_once=True)
+        if counter is not None:
+            self.counted.pop()
+            # leaving normally, the last iteration made its last-iteration tests true (`i + 1 == n`)
+            self.emit(ASSUME, (FactMaker.was_last(counter), True))
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        self.preds += breaks
+
+    def _lengths(self, node: cst.For, from_one: bool) -> tuple[frozenset[str], frozenset[str]]:
+        """How many iterations a counted loop runs (`len(loader)` for `enumerate(loader)`, `n` for
+        `range(n)`), and the last value of its counter, as texts, with the names of the function
+        bound to them (`num_batches = len(loader)`, `last_idx = len(loader) - 1`). A progress bar
+        has its loader's length (`enumerate(tqdm(loader))`, `pbar = tqdm(loader)`)."""
+        call = node.iter
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+        if call.func.value == "range" and len(call.args) > 2:
+            return frozenset(), frozenset()  # a step other than 1: no last value worth telling
+        if call.func.value == "range":
+            lengths = {_text(self.module.cst, call.args[-1].value)}
+        else:
+            iterable = call.args[0].value
+            if isinstance(iterable, cst.Name):
+                found = self.frame.scope.bindings.get(iterable.value, [])
+                if len(found) == 1 and found[0].value is not None and not found[0].path:
+                    iterable = found[0].value if _is_progress_bar(found[0].value) else iterable
+            lengths = {f"len({_text(self.module.cst, iterable)})"}
+            if _is_progress_bar(iterable):
+                lengths.add(f"len({_text(self.module.cst, iterable.args[0].value)})")
+        lasts = set(lengths) if from_one else {f"{length}-1" for length in lengths}
+        for name, bindings in self.frame.scope.bindings.items():
+            if len(bindings) == 1 and _a_length(bindings[0].value) and not bindings[0].path:
+                value = _text(self.module.cst, bindings[0].value)
+                if value in lengths:
+                    lengths.add(name)
+                    if from_one:
+                        lasts.add(name)
+                    else:
+                        lasts.add(f"{name}-1")
+                elif value in lasts:
+                    lasts.add(name)
+        return frozenset(lengths), frozenset(lasts)
+
+    def _last_iteration(self, test: cst.BaseExpression) -> str | None:
+        """The counter of an enclosing loop of this function whose last iteration `test` tells:
+        `i + 1 == len(loader)`, `i + 1 == num_batches`, `step == last_idx`, or a name bound to such
+        a test (`is_last = i + 1 == len(loader)`)."""
+        if not self.counted:
+            return None
+        if isinstance(test, cst.Name):
+            _, found = self.frame.scope.lookup(test.value) or (None, [])
+            if len(found) != 1 or not isinstance(found[0].value, cst.Comparison):
+                return None
+            test = found[0].value
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        test, frame = _as_the_caller_wrote(test, self.frame)
+        enclosing = []  # a nested function reads the names of the functions around it
+        while frame is not None:
+            enclosing.append(frame)
+            frame = frame.parent
+        counted = [c for c in self.counted if any(c.frame is f for f in enclosing)]
+        if not counted:
+            return None
+        operator = test.comparisons[0].operator
+        if not isinstance(operator, (cst.Equal, cst.GreaterThanEqual)):
+            return None
+        names = {n.value for n in walk.nodes(test) if isinstance(n, cst.Name)}
+        if not any(c.counter in names for c in self.counted):
+            return None  # no counter of an enclosing loop in it: no text to make
+        left, right = _text(self.module.cst, test.left), _text(self.module.cst, test.comparisons[0].comparator)
+        pairs = [(left, right), (right, left)] if isinstance(operator, cst.Equal) else [(left, right)]
+        for c in reversed(counted):
+            for ours, theirs in pairs:
+                plus_one = not c.from_one and ours in (f"{c.counter}+1", f"({c.counter}+1)") and theirs in c.lengths
+                if plus_one or ours == c.counter and theirs in c.lasts:
+                    return c.counter
+        return None
+
+    def stmt_While(self, node: cst.While) -> None:
+        pos = self.positions[node]
+        loop = self._new_loop("while", pos.start.line, pos.start.column, 5, node, frozenset())
+        test = node.test
+        infinite = isinstance(test, (cst.Name, cst.Integer)) and getattr(test, "value", None) in ("True", "1")
+        breaks = self._loop_body(loop, lambda: self.block(node.body), infinite, None if infinite else test)
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        self.preds += breaks
+
+    # ---------------------------------------------------------------- loops over collections
+
+    def _is_collection_loop(self, node: cst.For) -> bool:
+        """`for p in model.parameters(): p.grad = None`, `for opt in optimizers: opt.step()`.
+
+        Such a loop applies one operation to every element of a collection: it is one event, not
+        a loop of the training, and it runs for every element (no "zero iterations" path).
+        """
+        names = target_names(node.target)
+        return bool(names) and elementwise.applies_to_each(elementwise.body_actions(self, node.body), names)
+
+    def flat(self, body: cst.BaseSuite) -> None:
+        """Emit the events of a collection loop's body once, in source order, ignoring branches."""
+        for actions, node, frame in elementwise.body_actions(self, body):
+            self.frames.append(frame)
+            try:
+                self.actions(actions, node)
+            finally:
+                self.frames.pop()
+
+
+def _counter_from_zero(node: cst.For) -> str | None:
+    """`for i, x in enumerate(xs)` and `for i in range(n)`: `i` is 0 on the first iteration."""
+    iterable, target = node.iter, node.target
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Name):
+        return None
+    args = iterable.args
+    if iterable.func.value == "enumerate" and len(args) == 1 and isinstance(target, cst.Tuple):
+        first = target.elements[0].value
+        return first.value if isinstance(first, cst.Name) else None
+    if iterable.func.value == "range" and isinstance(target, cst.Name):
+        if len(args) == 1 or len(args) >= 2 and isinstance(args[0].value, cst.Integer) and args[0].value.value == "0":
+            return target.value
+    return None
+
+
+def _counter_from_one(node: cst.For) -> str | None:
+    """`for i, x in enumerate(xs, start=1)` (or `enumerate(xs, 1)`): `i` runs from 1 to `len(xs)`."""
+    iterable, target = node.iter, node.target
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"):
+        return None
+    args = iterable.args
+    if len(args) != 2 or not isinstance(args[1].value, cst.Integer) or args[1].value.value != "1":
+        return None
+    if args[1].keyword is not None and args[1].keyword.value != "start" or not isinstance(target, cst.Tuple):
+        return None
+    first = target.elements[0].value
+    return first.value if isinstance(first, cst.Name) else None
+
+
+def _is_progress_bar(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call) and bool(expr.args) and expr.args[0].keyword is None
+        and (dotted_name(expr.func) or "").rsplit(".", 1)[-1] in ("tqdm", "track", "Bar", "progress_bar")
+    )
+
+
+def _a_length(value: cst.BaseExpression | None) -> bool:
+    """`len(x)` or `len(x) - 1`, before its text is made."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+        value = value.left
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
+
+
+class Counted(NamedTuple):
+    """A loop counting its iterations from 0 (or from 1): how many it runs and the counter's last
+    value, as texts."""
+
+    frame: Frame
+    counter: str
+    lengths: frozenset[str]
+    lasts: frozenset[str]
+    from_one: bool = False
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, arguments: dict[str, cst.BaseExpression]) -> None:
+        self.arguments = arguments
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.arguments.get(original.value, updated)
+
+
+def _as_the_caller_wrote(test: cst.BaseExpression, frame: Frame) -> tuple[cst.BaseExpression, Frame]:
+    """A test of an inlined function with its parameters replaced by the arguments its callers
+    passed (`batch_index + 1 == last` called with `len(loader)`), and the frame it then reads in."""
+    while frame.caller is not None and frame.arguments:
+        names = {n.value for n in walk.nodes(test) if isinstance(n, cst.Name)} & frame.arguments.keys()
+        params = {n for n in names if all(b.is_param for b in frame.scope.bindings.get(n, []))}
+        if not params:
+            break
+        test = test.visit(_Substitute({n: frame.arguments[n] for n in params}))
+        frame = frame.caller
+    return test, frame

@@ -1,0 +1,95 @@
+"""`try` and `with` in the graph. A `try` body may fail after any of its statements: each handler
+starts from all of those points, and an iteration that failed gives up what it accumulated (an
+EXCUSE node; `except StopIteration:` is an epoch's end, nothing failed). A `finally` block runs on
+every way out, jumps included (`statements.py`). A `with` block may turn grad mode off
+(`torch.no_grad()`) or gate the optimizers on Accelerate's sync step (`accelerate.py`).
+
+`TryAndWith` is a part of `Builder` (`builder.py`): it uses the state the builder keeps.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerograd_lint.graphs.assumptions import constant_truth
+from zerograd_lint.graphs.nodes import EXCUSE
+from zerograd_lint.graphs.statements import FinallyBlock, TryJumps
+from zerograd_lint.scopes import dotted_name
+
+
+class TryAndWith:
+    def stmt_Try(self, node) -> None:
+        final = FinallyBlock(node.finalbody.body) if node.finalbody else None
+        if final:
+            self.jump_targets.append(final)
+        raised = TryJumps()
+        self.jump_targets.append(raised)
+        sources: list[int] = []
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+        for statement in body:
+            sources += self.preds
+            if not self.preds:
+                break
+            self.statement(statement)
+        sources += self.preds + raised.raises
+        self.jump_targets.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        exits = self.preds
+        for handler in node.handlers:
+            self.preds = list(dict.fromkeys(sources))
+            failed = not _ends_an_iterator(handler)  # `except StopIteration:` is an epoch's end
+            if failed:
+                self.emit(EXCUSE)  # an iteration that failed gives up what it accumulated
+            self.handlers += failed
+            self.block(handler.body)
+            self.handlers -= failed
+            exits = exits + self.preds
+        self.preds = exits
+        if final:
+            self.jump_targets.pop()
+            if self.preds:
+                self.block(final.body)
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_With(self, node: cst.With) -> None:
+        gate = None
+        grad_mode = self.grad_mode
+        for item in node.items:
+            self.expr(item.item)
+            gate = gate or self._accumulate_gate(item.item)
+            grad_mode = _grad_mode(item.item, grad_mode)
+        if gate is None:
+            saved_mode, self.grad_mode = self.grad_mode, grad_mode
+            try:
+                self.block(node.body)
+            finally:
+                self.grad_mode = saved_mode
+        else:
+            self._gated_block(gate, node.body)
+
+
+_NO_GRAD = frozenset({"no_grad", "inference_mode"})
+
+
+def _ends_an_iterator(handler: cst.ExceptHandler) -> bool:
+    """`except StopIteration:`: the data ran out, an epoch's end, nothing failed."""
+    return isinstance(handler.type, (cst.Name, cst.Attribute)) and (dotted_name(handler.type) or "").endswith("StopIteration")
+
+
+def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
+    """Grad mode inside `with item:`: off under `torch.no_grad()`, `torch.inference_mode()` (not
+    `inference_mode(False)`), back on under `torch.enable_grad()`."""
+    if not isinstance(item, cst.Call):
+        return mode
+    last = (dotted_name(item.func) or "").rsplit(".", 1)[-1]
+    if last == "enable_grad":
+        return True
+    if last == "set_grad_enabled":  # `torch.set_grad_enabled(phase == "train")`: as given, if shown
+        given = constant_truth(item.args[0].value) if item.args else None
+        return mode if given is None else given
+    if last in _NO_GRAD:
+        disabled = item.args and isinstance(item.args[0].value, cst.Name) and item.args[0].value.value == "False"
+        return mode if disabled else False
+    return mode
