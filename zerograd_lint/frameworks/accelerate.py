@@ -5,7 +5,11 @@
 - `accelerator.prepare(model, optimizer, ...)` gives back what it is given, prepared: a prepared
   optimizer's `step()` and `zero_grad()` follow Accelerate's gradient state.
 - `with accelerator.accumulate(model):` gates the prepared optimizers' step and zero_grad on the
-  sync step, inside the block and after it (the graph stage builds the gate).
+  sync step (the fact `accelerator.sync_gradients`), inside the block and after it: Accelerate
+  keeps the state (`AccelerateGate`, a part of the graph builder).
+
+The first look (`survey`) reads this module, and it never imports LibCST: what runs on LibCST's
+trees imports it where it runs.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from zerograd_lint.vocabulary import ACCELERATOR
 if TYPE_CHECKING:
     import libcst as cst
 
+    from zerograd_lint import events as ev
     from zerograd_lint.bindings.keys import Key
+    from zerograd_lint.conditions import Fact
 
 CLASSES = {"Accelerator": ACCELERATOR}
 NAMES = {"accelerator": ACCELERATOR}
@@ -61,3 +67,50 @@ class Prepared:
             ):
                 return True
         return False
+
+
+class AccelerateGate:
+    """Graph builder part (`graphs.builder.Builder`): Accelerate's gate. It uses the state the
+    builder keeps: `gate`, the block's fact inside one; `synced`, the last block's fact after it."""
+
+    def _accumulate_gate(self, item: cst.BaseExpression) -> Fact | None:
+        """`with accelerator.accumulate(model):` gates the prepared optimizers' step and zero_grad."""
+        import libcst as cst
+
+        from zerograd_lint.bindings.keys import last_name
+        from zerograd_lint.scopes import dotted_name
+
+        if not (isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute)):
+            return None
+        if item.func.attr.value != "accumulate":
+            return None
+        keys = self.resolver.keys(item.func.value, self.frame)
+        if not any(self.resolver.info(k).kind == ACCELERATOR or "accelerat" in last_name(k) for k in keys):
+            return None
+        receiver = dotted_name(item.func.value) or "accelerator"
+        return self.facts.named(f"{receiver}.sync_gradients")
+
+    def _gated_block(self, gate: Fact, body: cst.BaseSuite) -> None:
+        """The body of `with accelerator.accumulate(...)`, entered on a sync step or not."""
+        from zerograd_lint.graphs.nodes import ASSUME
+
+        self._kill(gate.names)
+        before = self.preds
+        self.preds = before
+        self.emit(ASSUME, (gate, True))
+        synced = self.preds
+        self.preds = before
+        self.emit(ASSUME, (gate, False))
+        self.preds = synced + self.preds
+        saved, self.gate = self.gate, gate
+        self.block(body)
+        self.gate, self.synced = saved, gate
+
+    def _gate_of(self, event: ev.Event) -> Fact | None:
+        """The fact a step or a clear runs under: the enclosing block's, or for a prepared
+        optimizer the last block's."""
+        if self.gate is not None:
+            return self.gate
+        if self.synced is not None and any(self.resolver.prepared(k) for k in event.keys):
+            return self.synced
+        return None

@@ -6,8 +6,9 @@ LibCST tree, with the calls into the project inlined.
 - `builder.py`: `Builder`, which makes the graph; assembled from one part per family of statements:
   `statements.py` (dispatch, simple statements, jumps), `loops.py` (for, while, counters, loops
   over collections), `branches.py` (if, match, excused skips), `assumptions.py` (what a test makes
-  true), `try_and_with.py` (try, with, grad mode), `accelerate.py` (Accelerate's `accumulate()`
-  gate), `inlining.py` (calls into the project, closures given to a step).
+  true), `try_and_with.py` (try, with, grad mode), `inlining.py` (calls into the project, closures
+  given to a step), `elementwise.py` (loops that do the same to each element), and Accelerate's
+  `accumulate()` gate, which is Accelerate's to say (`zerograd_lint.frameworks.accelerate`).
 
 Structure handled: if/elif/else, for/async for/while with else, break, continue, return, raise,
 try/except/else/finally (finally runs on every exit), with, match, comprehensions.

@@ -23,7 +23,7 @@ from zerograd_lint import events as ev
 from zerograd_lint import walk
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
-from zerograd_lint.graphs.accelerate import AccelerateGate
+from zerograd_lint.frameworks.accelerate import AccelerateGate
 from zerograd_lint.graphs.assumptions import Assumptions
 from zerograd_lint.graphs.branches import Branches
 from zerograd_lint.graphs.inlining import Inlining
@@ -158,7 +158,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
     def event(self, event: ev.Event, node: cst.CSTNode) -> None:
         """Under `torch.no_grad()` nothing requires grad: a backward there accumulates nothing (the
         `if loss.requires_grad: loss.backward()` of an evaluation loop is never taken). A step or
-        a clear may be gated by Accelerate (`accelerate.py`)."""
+        a clear may be gated by Accelerate (`frameworks/accelerate.py`)."""
         if event.op == ev.ACC and not self.grad_mode:
             return
         gate = self._gate_of(event) if event.op in (ev.STEP, ev.CLEAR) else None

@@ -13,9 +13,10 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from zerograd_lint import elementwise, walk
+from zerograd_lint import walk
 from zerograd_lint.bindings import Frame
 from zerograd_lint.conditions import FactMaker, compact_text as _text
+from zerograd_lint.graphs import elementwise
 from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, NOP
 from zerograd_lint.graphs.statements import LoopJumps, target_names
 from zerograd_lint.scopes import dotted_name
