@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).parent.parent
 CONTRACT = ROOT / "docs" / "contract.md"
 FIXTURES = ROOT / "tests" / "fixtures"
-# folders whose every file is a case of the contract, so each must be linked from it
+# folders whose every file is a case of the contract, so each must be linked from it (quiet/ also
+# inside frameworks/<name>/)
 CITED_IN_FULL = ("quiet", "suppression")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 EXTERNAL = ("http://", "https://", "mailto:")
@@ -70,7 +71,8 @@ def test_every_anchor_of_the_contract_is_a_heading() -> None:
 @pytest.mark.parametrize("folder", CITED_IN_FULL)
 def test_every_fixture_of_the_folder_is_linked(folder: str) -> None:
     linked = {target(link) for link in relative_links()}
-    files = [p for p in sorted((FIXTURES / folder).rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    folders = [FIXTURES / folder, *sorted(FIXTURES.glob(f"frameworks/*/{folder}"))]
+    files = [p for top in folders for p in sorted(top.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
     unlinked = [p.relative_to(FIXTURES).as_posix() for p in files if p.resolve() not in linked]
     assert files
     assert not unlinked, f"fixtures docs/contract.md does not link to (add each to its case): {unlinked}"

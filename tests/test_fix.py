@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_fixtures import SNAPSHOTS, expectations, is_fixed, unfixed
+from test_projects import CASES as PROJECTS
 
 from zerograd_lint import check_source
 from zerograd_lint.checker import Result, check_project
@@ -20,9 +21,8 @@ from zerograd_lint.settings import Vocabulary
 FIXTURES = Path(__file__).parent / "fixtures"
 PAIRS = [(unfixed(snapshot), snapshot) for snapshot in SNAPSHOTS]  # (before, after)
 SINGLE_FILES = sorted(
-    p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] != "projects" and not is_fixed(p)
+    p for p in FIXTURES.rglob("*.py") if "projects" not in p.relative_to(FIXTURES).parts and not is_fixed(p)
 )
-PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 
 
 def crlf(data: bytes) -> bytes:
@@ -91,7 +91,8 @@ def test_fix_turns_before_into_after(pair: tuple[Path, Path], variant: str) -> N
 def test_the_pairs_cover_every_shape() -> None:
     names = {case(p) for p in PAIRS}
     assert {"fixes/crlf", "fixes/tabs", "fixes/two_loops", "fixes/move_with_comments"} <= names
-    assert {"fixes/insert_nested_blocks", "ZG001/gradscaler", "ZG003/manual_update_clears_every_iteration"} <= names
+    assert {"fixes/insert_nested_blocks", "ZG003/manual_update_clears_every_iteration"} <= names
+    assert "frameworks/amp/ZG001/gradscaler" in names
     assert b"\r\n" in (FIXTURES / "fixes" / "crlf.fixed.py").read_bytes()
     assert b"\n\t\t" in (FIXTURES / "fixes" / "tabs.fixed.py").read_bytes()
 
@@ -195,10 +196,10 @@ DECLINED = {
                  "        model(x).sum().backward()\n        optimizer.step()\n",
         "the step is inside the `with` block at line 6 and the clear is not"),
     "clear already right after the step": (
-        (FIXTURES / "ZG003" / "accelerate_model_zero_grad.py").read_text(),
+        (FIXTURES / "frameworks" / "accelerate" / "ZG003" / "accelerate_model_zero_grad.py").read_text(),
         "the clear `model.zero_grad()` (line 13) already follows `optimizer.step()` (line 12)"),
     "finding still there after the edit": (
-        (FIXTURES / "ZG003" / "accelerate_model_zero_grad_top.py").read_text(),
+        (FIXTURES / "frameworks" / "accelerate" / "ZG003" / "accelerate_model_zero_grad_top.py").read_text(),
         "the linter still reports it after the edit"),
     "unused marker": (
         HEADER + "for x in []:  # noqa: ZG002\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 
-from zerograd_lint import check_source
+from zerograd_lint import check_source, frameworks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>ZG\d{3}(?:@\d+)?(?:\s*,\s*ZG\d{3}(?:@\d+)?)*)")
@@ -25,8 +26,8 @@ def unfixed(snapshot: Path) -> Path:
     return snapshot.with_name(snapshot.name.removesuffix(FIXED) + ".py")
 
 
-# projects/: multi-file packages, checked together (test_projects.py)
-CASES = sorted(p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] != "projects" and not is_fixed(p))
+# projects/ and frameworks/<name>/projects/: multi-file packages, checked together (test_projects.py)
+CASES = sorted(p for p in FIXTURES.rglob("*.py") if "projects" not in p.relative_to(FIXTURES).parts and not is_fixed(p))
 SNAPSHOTS = sorted(FIXTURES.rglob("*" + FIXED))
 
 
@@ -58,13 +59,23 @@ def test_fixture(path: Path) -> None:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_fixture_is_filed_where_it_belongs(path: Path) -> None:
     expected, _ = expectations(path.read_text(encoding="utf-8"))
-    folder = path.relative_to(FIXTURES).parts[0]
+    folder = path.parent.name  # its code folder, also inside frameworks/<name>/
     if folder == "quiet":
         assert not expected
     elif folder.startswith("ZG"):
         assert any(code == folder for _, code in expected)
     elif folder == "fixes":  # a shape only the autofix cares about
         assert expected and path.with_name(path.stem + FIXED).is_file()
+
+
+def test_each_framework_has_its_fixtures_in_code_folders() -> None:
+    """`frameworks/<name>/` holds the fixtures of `zerograd_lint/frameworks/<name>.py`: its ZG and
+    quiet files in the code folders, its multi-file projects in `projects/`."""
+    modules = {module.name for module in pkgutil.iter_modules(frameworks.__path__)}
+    files = [p.relative_to(FIXTURES / "frameworks").parts for p in (FIXTURES / "frameworks").rglob("*.py")]
+    assert {parts[0] for parts in files} == modules
+    misfiled = ["/".join(parts) for parts in files if not re.fullmatch(r"ZG\d{3}|quiet|projects", parts[1])]
+    assert not misfiled
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=lambda p: str(p.relative_to(FIXTURES)))

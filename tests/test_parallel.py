@@ -10,6 +10,7 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from test_projects import CASES as PROJECTS
 
 from zerograd_lint import prefilter, roots, survey
 from zerograd_lint.cache import Cache
@@ -20,7 +21,6 @@ from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import survey_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 ALL = sorted(p for p in FIXTURES.rglob("*.py") if "fixes" not in p.parts)
 
 needs_fork = pytest.mark.skipif(not processes.can_fork(), reason="this platform or process does not fork")

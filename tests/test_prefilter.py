@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_projects import CASES as PROJECTS
 
 from zerograd_lint.checker import check_project
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SINGLE = sorted(p for p in FIXTURES.rglob("*.py") if "projects" not in p.parts and "fixes" not in p.parts)
-PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 
 
 def both(sources: dict[str, bytes]) -> tuple[dict, dict]:

@@ -13,8 +13,10 @@ import pytest
 from test_fixtures import expectations
 from zerograd_lint.checker import check_project
 
-PROJECTS = Path(__file__).parent / "fixtures" / "projects"
-CASES = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
+FIXTURES = Path(__file__).parent / "fixtures"
+# one folder each, in projects/ or, a framework's, in frameworks/<name>/projects/
+FOLDERS = [FIXTURES / "projects", *sorted(FIXTURES.glob("frameworks/*/projects"))]
+CASES = sorted((p for folder in FOLDERS for p in folder.iterdir() if p.is_dir()), key=lambda p: p.name)
 REFUSED = re.compile(r"^#\s*expect:\s*refused\b", re.MULTILINE)
 
 

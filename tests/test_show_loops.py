@@ -41,15 +41,17 @@ SHOWN = {
         "quiet/function_parameters.py:7:5: for  optimizer: ok, cleared by model.zero_grad() (line 8), "
         "assumed to hold optimizer's parameters",
     ],
-    "quiet/ignite_accumulation_window.py": [  # a per-batch callback, at its `def`
-        "quiet/ignite_accumulation_window.py:9:5: def update  optimizer: ok, cleared by optimizer.zero_grad() (line 11)",
+    "frameworks/ignite/quiet/ignite_accumulation_window.py": [  # a per-batch callback, at its `def`
+        "frameworks/ignite/quiet/ignite_accumulation_window.py:9:5: def update  optimizer: ok, cleared by "
+        "optimizer.zero_grad() (line 11)",
     ],
-    "quiet/lightning_manual_correct.py": [
-        "quiet/lightning_manual_correct.py:14:5: def training_step  d_opt: ok, cleared by d_opt.zero_grad() (line 20); "
-        "g_opt: ok, cleared by g_opt.zero_grad() (line 27)",
+    "frameworks/lightning/quiet/lightning_manual_correct.py": [
+        "frameworks/lightning/quiet/lightning_manual_correct.py:14:5: def training_step  d_opt: ok, cleared by "
+        "d_opt.zero_grad() (line 20); g_opt: ok, cleared by g_opt.zero_grad() (line 27)",
     ],
-    "quiet/deepspeed_engine.py": [
-        "quiet/deepspeed_engine.py:7:1: for  model_engine: ok, stepped and cleared by model_engine.step() (line 10)",
+    "frameworks/deepspeed/quiet/deepspeed_engine.py": [
+        "frameworks/deepspeed/quiet/deepspeed_engine.py:7:1: for  model_engine: ok, stepped and cleared by "
+        "model_engine.step() (line 10)",
     ],
     "quiet/nanogpt_micro_steps.py": [  # the inner loop runs backward and no step
         "quiet/nanogpt_micro_steps.py:17:1: while  optimizer: ok, cleared by optimizer.zero_grad(set_to_none=True) "
@@ -57,8 +59,9 @@ SHOWN = {
         "quiet/nanogpt_micro_steps.py:18:5: for  no step in this loop: scaler.scale(loss).backward() (line 21) "
         "accumulates for scaler.step(optimizer) (line 24)",
     ],
-    "quiet/dist_autograd_context.py": [
-        "quiet/dist_autograd_context.py:8:1: for  opt: ok, no backward reaches opt.step(context_id) (line 13)",
+    "frameworks/distributed_autograd/quiet/dist_autograd_context.py": [
+        "frameworks/distributed_autograd/quiet/dist_autograd_context.py:8:1: for  opt: ok, no backward reaches "
+        "opt.step(context_id) (line 13)",
     ],
     "suppression/noqa_code.py": [
         "suppression/noqa_code.py:9:1: for  optimizer: ZG001 suppressed by # noqa: ZG001 (line 9)",
@@ -128,7 +131,8 @@ def test_a_suppressed_finding_names_its_marker_in_json() -> None:
 
 
 def test_a_callback_names_its_function_in_json() -> None:
-    (loop,) = json.loads(run("--show-loops", "--output-format", "json", "quiet/ignite_accumulation_window.py").stdout)
+    callback = "frameworks/ignite/quiet/ignite_accumulation_window.py"
+    (loop,) = json.loads(run("--show-loops", "--output-format", "json", callback).stdout)
     assert (loop["keyword"], loop["function"], loop["line"], loop["column"]) == ("def", "update", 9, 5)
 
 

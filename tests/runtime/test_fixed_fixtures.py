@@ -24,8 +24,9 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 RUNNER = Path(__file__).with_name("run_guarded.py")
 STATIC_ONLY = re.compile(r"^# fixture: static-only$", re.MULTILINE)
 RUNNABLE = sorted(
-    p for code in ("ZG001", "ZG002", "ZG003") for p in (FIXTURES / code).glob("*.py")
-    if not is_fixed(p) and not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
+    p for p in FIXTURES.rglob("*.py")
+    if p.parent.name in ("ZG001", "ZG002", "ZG003")  # ZG001/, and frameworks/<name>/ZG001/
+    and not is_fixed(p) and not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
 )
 
 # fixture -> what the fixer says when it leaves it as it is
