@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from zerograd_lint.frameworks import apex, mmengine
+
 # The kinds of object the analysis tells apart (`bindings.kinds` tells which a key stands for).
 OPTIMIZER = "optimizer"
 ENGINE = "engine"  # DeepSpeed: its step() clears after stepping
@@ -33,7 +35,7 @@ CALLS: dict[str, str] = {
     "optimizer_step": STEPS,  # torch_xla's xm.optimizer_step(optimizer)
     "zero_grad": CLEARS,  # optimizer.zero_grad(), model.zero_grad()
     "_foreach_zero_": CLEARS,  # torch._foreach_zero_(grads)
-    "update_params": UPDATES,  # mmengine's optim_wrapper.update_params(loss)
+    mmengine.UPDATE_METHOD: UPDATES,  # mmengine's optim_wrapper.update_params(loss)
 }
 GRADIENT = "grad"  # the attribute: `p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`
 # Calls that step (or clear) the optimizer they are given, whatever their receiver.
@@ -51,11 +53,11 @@ OPTIMIZER_CLASSES = frozenset(
         "SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "ASGD", "LBFGS", "NAdam",
         "RAdam", "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion", "LAMB", "Lamb",
         "LARS", "Shampoo", "SophiaG", "Prodigy", "DAdaptAdam", "AdaBelief", "Ranger", "Lookahead",
-        "FusedAdam", "FusedLAMB", "FusedSGD", "DeepSpeedCPUAdam", "ZeroRedundancyOptimizer",
+        "DeepSpeedCPUAdam", "ZeroRedundancyOptimizer",
         "DistributedOptimizer", "PostLocalSGDOptimizer", "ScheduleFreeAdamW", "AdamW8bit",
-        "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "OptimWrapper", "AmpOptimWrapper",
+        "Adam8bit", "PagedAdamW", "PagedAdamW8bit",
     }
-)
+) | apex.FUSED_OPTIMIZERS | mmengine.OPTIMIZER_WRAPPERS
 # Optimizers that evaluate step()'s closure more than once per step; the others call it once.
 CLOSURE_REEVALUATING = frozenset({"LBFGS"})
 _OPTIMIZER_FACTORY = re.compile(
@@ -97,7 +99,7 @@ HARMLESS_METHODS = frozenset(
         "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
         "register_buffer", "register_parameter", "get_submodule", "extra_repr", "apply",
         # optimizers, schedulers and scalers (the events themselves are classified before this list)
-        "param_groups", "add_param_group", "unscale_", "update", "scale", "get_scale", "scale_loss",
+        "param_groups", "add_param_group", "unscale_", "update", "scale", "get_scale",
         "get_last_lr", "get_lr", "clip_grad_norm_", "clip_grad_value_", "clip_gradients", "clip_grad_norm",
         "multiply_grads", "unscale_grads", "consolidate_state_dict",
         # logging, metrics, progress
@@ -114,7 +116,7 @@ HARMLESS_METHODS = frozenset(
         "optimizers", "lr_schedulers", "toggle_optimizer", "untoggle_optimizer", "all_gather",
         "save_hyperparameters", "no_backward_sync", "accumulate", "autocast", "no_sync",
     }
-)
+) | apex.HARMLESS_METHODS
 
 # Plain functions (matched on the last component of the callee) that never clear gradients.
 _HARMLESS_FUNCTION = re.compile(
