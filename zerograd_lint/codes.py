@@ -1,23 +1,8 @@
-"""The rule table: codes, names and one-line summaries. Data only, cheap to import."""
+"""The rule table: each code's rule (code, name, one-line summary), in the order of the registry
+(`rules/__init__.py`). Cheap to import (no LibCST)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from zerograd_lint.rules import REPORTED
 
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    summary: str
-
-
-RULES = {
-    rule.code: rule
-    for rule in (
-        Rule("ZG001", "stale-gradients", "a step applies gradients an earlier step already applied"),
-        Rule("ZG002", "cleared-before-step", "a clear between backward and step leaves the step nothing to apply"),
-        Rule("ZG003", "accumulation-discarded", "a clear throws away accumulated gradients before the step that should apply them"),
-        Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing"),
-    )
-}
+RULES = {module.RULE.code: module.RULE for module in REPORTED}
