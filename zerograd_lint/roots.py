@@ -12,7 +12,7 @@ import libcst as cst
 
 from zerograd_lint import checked_loops, rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
-from zerograd_lint.events import Classifier
+from zerograd_lint.classifier import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.frameworks import ignite, lightning
 from zerograd_lint.flow import GaveUp, analyse

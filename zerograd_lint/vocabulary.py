@@ -1,6 +1,6 @@
 """The words training code uses: which names read as optimizers, schedulers, models, harmless calls.
 
-Everything here is data or a pure test on a name. `events.py` decides what a call *does*; this
+Everything here is data or a pure test on a name. `classifier.py` decides what a call *does*; this
 module only knows what things are *called*. A new spelling of an optimizer class, a scheduler
 factory or a logging call goes here.
 """
@@ -22,7 +22,7 @@ OTHER = "other"
 UNKNOWN = "unknown"
 
 # The calls the analysis knows by name and what each does to gradients. The prefilter's cues
-# (`prefilter/`), the survey's sets (`survey.py`) and the event classifier (`events.py`) all read this
+# (`prefilter/`), the survey's sets (`survey.py`) and the event classifier (`classifier.py`) all read this
 # one table, so that a spelling learnt once is known everywhere (`tests/test_vocabulary.py`).
 ACCUMULATES = "accumulates"  # adds into .grad
 STEPS = "steps"  # applies .grad (of an optimizer's parameters)
