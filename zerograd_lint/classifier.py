@@ -2,7 +2,9 @@
 assignment (`classify_assign`, `classify_augassign`), with the names resolved by
 `bindings.Resolver`, and says what it does to gradients (`events.py`), or which project function
 runs there. It never looks at control flow: the graph builder does. A call whose body the analysis
-cannot see is left to `unseen_calls.py`.
+cannot see is left to `unseen_calls.py`; what a framework's call is, to its module in
+`zerograd_lint.frameworks` (DeepSpeed's `engine.step()`, the distributed autograd's backward), the
+spellings of the others being in the one vocabulary.
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, bind_arguments, param_root, returns,
 )
 from zerograd_lint.events import (
-    ACC, CLEAR, CLEAR_MODELS, MAY_CLEAR, OVERWRITE, PARAMS, STEP, STEP_CLEAR, UPDATE, Action, Event, Inline,
+    ACC, CLEAR, CLEAR_MODELS, MAY_CLEAR, OVERWRITE, PARAMS, STEP, UPDATE, Action, Event, Inline,
     StepWithClosure,
 )
+from zerograd_lint.frameworks import deepspeed, distributed_autograd
 from zerograd_lint.scopes import Scope, dotted_name
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.unseen_calls import unseen_call
 
-_DIST_AUTOGRAD = ("torch.distributed.autograd", "distributed.autograd", "dist_autograd")
 _MANUAL_UPDATE_METHODS = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
 _GRAD_ZEROING_METHODS = frozenset({"zero_", "fill_", "mul_"})
 _GRAD_OVERWRITING_METHODS = frozenset({"fill_", "copy_", "set_"})
@@ -113,7 +115,7 @@ class Classifier:
         recv = func.value
         effect = vocabulary.CALLS.get(method)
         if effect == vocabulary.ACCUMULATES and method == "backward":
-            if r.qualified(recv, frame).endswith(_DIST_AUTOGRAD):
+            if distributed_autograd.is_distributed_autograd(r.qualified(recv, frame)):
                 return []  # gradients live in a fresh dist_autograd context, not in .grad
             args = _positional(call)  # `accelerator.backward(loss)`, else `loss.backward()`
             return [self._accumulates(args[0] if args else recv, frame)]
@@ -195,7 +197,7 @@ class Classifier:
 
     def _step(self, call: cst.Call, keys: list[Key], kind: str | None, frame: Frame) -> list[Action]:
         if kind == ENGINE:
-            return [Event(STEP_CLEAR, tuple(keys), call.func.value)]
+            return [deepspeed.step_event(tuple(keys), call.func.value)]
         args = _positional(call)
         if kind == SCALER or (kind is None and args and self.kind(self.resolver.keys(args[0], frame)) == OPTIMIZER):
             return self._keys_event(STEP, args[0], frame) if args else []

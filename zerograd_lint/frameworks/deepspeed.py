@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING
 from zerograd_lint.vocabulary import ENGINE, OPTIMIZER
 
 if TYPE_CHECKING:
-    from zerograd_lint.bindings.keys import Frame
+    import libcst as cst
+
+    from zerograd_lint.bindings.keys import Frame, Key
+    from zerograd_lint.events import Event
 
 ANNOTATIONS = {"DeepSpeedEngine": ENGINE}
 NAMES = {"engine": ENGINE, "model_engine": ENGINE, "ds_engine": ENGINE, "deepspeed_engine": ENGINE}
@@ -22,3 +25,10 @@ def initializes(callee: str, frame: Frame) -> bool:
     return callee.endswith("deepspeed.initialize") or (
         callee == "initialize" and "deepspeed" in str(frame.scope.lookup_import("initialize"))
     )
+
+
+def step_event(keys: tuple[Key, ...], receiver: cst.BaseExpression) -> Event:
+    """`engine.step()`: a step that clears after stepping (the engine handles accumulation)."""
+    from zerograd_lint.events import STEP_CLEAR, Event  # (the bindings read this module, and events read them)
+
+    return Event(STEP_CLEAR, keys, receiver)

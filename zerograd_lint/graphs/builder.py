@@ -22,6 +22,7 @@ from libcst.metadata import CodeRange
 from zerograd_lint import events as ev
 from zerograd_lint import walk
 from zerograd_lint.bindings import Frame, Resolver
+from zerograd_lint.classifier import Classifier
 from zerograd_lint.conditions import EVERY, Fact, FactMaker
 from zerograd_lint.frameworks.accelerate import AccelerateGate
 from zerograd_lint.graphs.assumptions import Assumptions
@@ -39,7 +40,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
     """Builds the graph of a function (`build`); one builder serves every function of a share,
     so the summaries of inlined functions (`fragments`) and the facts of tests are made once."""
 
-    def __init__(self, resolver: Resolver, classifier: ev.Classifier, followed) -> None:
+    def __init__(self, resolver: Resolver, classifier: Classifier, followed) -> None:
         self.followed = followed  # does a function touch gradients? Calls to others are skipped
         self.resolver = resolver
         self.classifier = classifier
