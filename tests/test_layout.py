@@ -1,5 +1,5 @@
 """The package's shape: imports flow one way (no module imports, at its top, one that imports it
-back), and every module imports alone in a fresh interpreter."""
+back), every module imports alone in a fresh interpreter, and modules and classes stay small."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parent.parent / "zerograd_lint"
+MODULE_LINES = 400
+CLASS_LINES = 300
 
 
 def _modules() -> dict[str, Path]:
@@ -77,3 +79,15 @@ def test_each_module_imports_alone(name: str) -> None:
     """In a fresh interpreter, first of all: an import loop that the order of imports hid shows."""
     done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_modules_and_classes_stay_small() -> None:
+    large = []
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if (lines := len(text.splitlines())) > MODULE_LINES:
+            large.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and (lines := node.end_lineno - node.lineno + 1) > CLASS_LINES:
+                large.append(f"{name}.{node.name}: {lines} lines")
+    assert not large, f"over {MODULE_LINES} lines a module, {CLASS_LINES} a class: {large}"
