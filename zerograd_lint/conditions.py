@@ -73,7 +73,7 @@ def _reads(nodes: list[cst.CSTNode]) -> tuple[frozenset[str], bool]:
 class FactMaker:
     def __init__(self, module: cst.Module, last_iteration=None) -> None:
         self.module = module
-        # the counter of an enclosing loop whose last iteration a test tells, if it does (cfg.py)
+        # the counter of an enclosing loop whose last iteration a test tells, if it does (`graphs/loops.py`)
         self.last_iteration = last_iteration
 
     def _fact(self, key: tuple, nodes: list[cst.CSTNode]) -> Fact:

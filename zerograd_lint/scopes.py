@@ -3,7 +3,7 @@
 One plain visitor pass over the CST records, per module, class and function: parameters,
 assignments (with the position of a name inside a tuple target), `for`/`with`/walrus targets,
 imports, nested defs and classes, and for classes every `self.x = ...` made in a method. Nothing
-here interprets a value; `bindings.py` does that.
+here interprets a value; `bindings/` does that.
 """
 
 from __future__ import annotations

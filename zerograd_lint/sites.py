@@ -1,4 +1,4 @@
-"""Where a finding is: the call sites and loops of a graph (`graph.py`), in a module without
+"""Where a finding is: the call sites and loops of a graph (`graphs/nodes.py`), in a module without
 LibCST, so that a finding made in a helper process unpickles here without importing it.
 """
 
