@@ -70,9 +70,9 @@ def _params_key(keys: list[Key]) -> tuple[Key, ...]:
 
 
 class Classifier:
-    def __init__(self, resolver: Resolver, words: Vocabulary = Vocabulary()) -> None:
+    def __init__(self, resolver: Resolver, vocabulary: Vocabulary = Vocabulary()) -> None:
         self.resolver = resolver
-        self.words = words
+        self.vocabulary = vocabulary  # the project's own spellings, beside the built-in ones (`vocabulary.py`)
 
     def kind(self, keys: list[Key]) -> str | None:
         kinds = {self.resolver.info(k).kind for k in keys}
@@ -86,7 +86,7 @@ class Classifier:
     def classify_call(self, call: cst.Call, frame: Frame) -> list[Action]:
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if name in self.words.backwards or name in self.words.clears or name in self.words.steps:
+        if name in self.vocabulary.backwards or name in self.vocabulary.clears or name in self.vocabulary.steps:
             return self._project_word(call, name, frame)
         if isinstance(func, cst.Attribute):
             return self._method_call(call, func, frame)
@@ -96,14 +96,14 @@ class Classifier:
 
     def _project_word(self, call: cst.Call, name: str, frame: Frame) -> list[Action]:
         """A project's own backward, clear or step function (`settings.Vocabulary`)."""
-        if name in self.words.backwards:
+        if name in self.vocabulary.backwards:
             return [Event(ACC)]
         targets = [a.value for a in call.args]
         if isinstance(call.func, cst.Attribute) and not self.resolver.is_module(call.func.value, frame):
             targets.append(call.func.value)
         keys = [k for t in targets for k in self.resolver.keys(t, frame)]
         optimizers = tuple(k for k in keys if self.resolver.info(k).kind == OPTIMIZER)
-        if name in self.words.steps:
+        if name in self.vocabulary.steps:
             return [Event(STEP, optimizers)] if optimizers else []
         if optimizers:
             return [Event(CLEAR, optimizers)]
@@ -173,7 +173,7 @@ class Classifier:
             return [called] if called is not None else []  # `self.model(x)`: a forward pass
         if vocabulary.reads_as_model(method) and not vocabulary.says_clears(method):
             return []  # `self.net(x)`, `critic.net(fake)`: a module attribute called, its forward
-        return unseen_call(call, method, keys, frame, self.resolver, self.words)
+        return unseen_call(call, method, keys, frame, self.resolver, self.vocabulary)
 
     def _accumulates(self, loss: cst.BaseExpression, frame: Frame) -> Event:
         """A backward of `loss`, with the objects it was computed from where the code shows them
@@ -193,7 +193,7 @@ class Classifier:
         head = qualified.split(".")[0]
         if head in vocabulary.HARMLESS_MODULES or head == "torch" or vocabulary.is_harmless_function(method):
             return []
-        return unseen_call(call, method, [], frame, self.resolver, self.words)
+        return unseen_call(call, method, [], frame, self.resolver, self.vocabulary)
 
     def _step(self, call: cst.Call, keys: list[Key], kind: str | None, frame: Frame) -> list[Action]:
         if kind == ENGINE:
@@ -283,7 +283,7 @@ class Classifier:
             return []
         if bound is not None and name in frame.locals:
             return []
-        return unseen_call(call, name, [], frame, self.resolver, self.words)
+        return unseen_call(call, name, [], frame, self.resolver, self.vocabulary)
 
     def _inline_method(self, call: cst.Call, recv, method: str, keys: list[Key], frame: Frame) -> Inline | None:
         r = self.resolver

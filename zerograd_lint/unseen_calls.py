@@ -16,26 +16,26 @@ from __future__ import annotations
 
 import libcst as cst
 
-from zerograd_lint import vocabulary
 from zerograd_lint.bindings import (
     ACCELERATOR, ENGINE, ENV, OPTIMIZER, SCALER, SCHEDULER, Frame, Key, Resolver, last_name, param_root,
 )
 from zerograd_lint.events import CLEAR, CLEAR_MODELS, MAY_CLEAR, Action, Event
 from zerograd_lint.settings import Vocabulary
+from zerograd_lint.vocabulary import reads_as_model, says_clears, says_harmless
 
 
 def unseen_call(
-    call: cst.Call, name: str, receiver: list[Key], frame: Frame, resolver: Resolver, words: Vocabulary,
+    call: cst.Call, name: str, receiver: list[Key], frame: Frame, resolver: Resolver, vocabulary: Vocabulary,
 ) -> list[Action]:
     """What the call `name(...)` (a method of `receiver`, if any) does to gradients, its body unseen."""
-    if vocabulary.says_clears(name):
+    if says_clears(name):
         targets = [a.value for a in call.args]
         keys = list(receiver) + [k for t in targets for k in resolver.keys(t, frame)]
         optimizers = tuple(k for k in keys if resolver.info(k).kind == OPTIMIZER)
         if optimizers:
             return [Event(CLEAR, optimizers)]
         return [Event(CLEAR_MODELS, tuple(dict.fromkeys(param_root(k) for k in keys)))] if keys else []
-    if vocabulary.says_harmless(name) or name in words.harmless:
+    if says_harmless(name) or name in vocabulary.harmless:
         return []
     given = [k for k in _argument_keys(call, frame, resolver) if _may_hold_optimizer(k, resolver)]
     holder = [k for k in receiver if _may_hold_optimizer(k, resolver)]  # not `model.encode(x)`
@@ -52,7 +52,7 @@ def _may_hold_optimizer(key: Key, resolver: Resolver) -> bool:
     if kind in (SCHEDULER, SCALER, ENV, ACCELERATOR, ENGINE):
         return False
     name = last_name(key)
-    return not vocabulary.reads_as_model(name) and not name.endswith("()")
+    return not reads_as_model(name) and not name.endswith("()")
 
 
 def _argument_keys(call: cst.Call, frame: Frame, resolver: Resolver) -> tuple[Key, ...]:
