@@ -4,6 +4,8 @@ fails costs time, not a result."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_projects import CASES as PROJECTS
 
-from zerograd_lint import prefilter, roots, survey
+from zerograd_lint import prefilter, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.runner import checked
@@ -29,13 +31,13 @@ needs_fork = pytest.mark.skipif(not processes.can_fork(), reason="this platform 
 def _findings(sources: dict[str, bytes], monkeypatch: pytest.MonkeyPatch, shared: bool) -> tuple[dict, int]:
     """The findings, and the number of shares the analysis was split into."""
     seen = []
-    real = roots.merged
+    real = run.merged
 
     def spy(parts, errors):
         seen.append(len(parts))
         return real(parts, errors)
 
-    monkeypatch.setattr(roots, "merged", spy)
+    monkeypatch.setattr(run, "merged", spy)
     monkeypatch.setattr(run, "ANALYSIS_APART_FROM", 0 if shared else float("inf"))
     result = check_project(sources)
     return {p: f for p, f in result.findings.items() if f}, max(seen, default=0)
@@ -417,3 +419,21 @@ def test_first_looks_dealt_out_are_those_of_one_process(monkeypatch: pytest.Monk
         return {path: f.reason if isinstance(f, survey.Unparsable) else f for path, f in found.items()}
 
     assert comparable(dealt) == comparable(alone)
+
+
+@needs_fork
+def test_the_process_that_hands_out_the_analysis_never_imports_libcst() -> None:
+    """With helpers analysing, this process only plans and puts their parts back together: LibCST
+    (a tenth of a second to import) is theirs alone."""
+    script = (
+        "import sys\n"
+        "from zerograd_lint.schedule import run\n"
+        "from zerograd_lint.checker import check_project\n"
+        "run.APART_FROM = run.SURVEYS_APART_FROM = 0\n"
+        f"sources = {{p: open(p, 'rb').read() for p in {[str(p) for p in ALL]!r}}}\n"
+        "result = check_project(sources)\n"
+        "assert any(result.findings.values())\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr

@@ -72,3 +72,10 @@ def test_another_framework_is_told_by_its_import_lines_as_by_the_whole_text() ->
     }
     for text, expected in cases.items():
         assert prefilter._other_framework(text) is expected, text
+
+
+def test_an_error_comes_back_from_a_helper_as_it_was_made() -> None:
+    import pickle
+
+    error = pickle.loads(pickle.dumps(SourceError("train.py", "too deeply nested")))
+    assert (error.path, error.reason, str(error)) == ("train.py", "too deeply nested", "train.py: too deeply nested")

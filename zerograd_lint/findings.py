@@ -103,6 +103,10 @@ class SourceError(Exception):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self):
+        """Made again from its path and reason (a helper's errors come back pickled)."""
+        return SourceError, (self.path, self.reason)
+
 
 def describe(exc: BaseException, limit: int = 200) -> str:
     """`Type: message` on one line, even when the message cannot be made (its `str()` raises, or

@@ -1,19 +1,20 @@
 """The analysis of the roots a plan names, on LibCST: parse -> bind -> events -> graph -> flow ->
 rules, for each root (one graph per analysed function with calls into the project inlined,
-states along paths, raw findings), and the parts of it put back together.
+states along paths, raw findings), in parts (`parts.py`) that pickle.
 Imported only by a process that analyses (see `zerograd_lint.schedule`): other runs never load LibCST.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from zerograd_lint import checked_loops, rules, verdicts
+from zerograd_lint import rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.classifier import Classifier
 from zerograd_lint.findings import TOO_DEEP, SourceError
+from zerograd_lint.parts import Part
 from zerograd_lint.frameworks import ignite, lightning
 from zerograd_lint.flow import GaveUp, analyse
 from zerograd_lint.graphs.builder import Builder
@@ -100,41 +101,6 @@ class Analyser:
                     except RecursionError:
                         errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
         return part
-
-
-@dataclass
-class Part:
-    """The analysis of some of the modules holding roots, in a form that pickles (no CST)."""
-
-    per_root: list[tuple[tuple[str, int], list[rules.Raw]]]  # (path, `def` line or MODULE): raws
-    inlined: set[tuple[str, int]]  # roots analysed within a caller that was analysed
-    errors: dict[str, SourceError]
-    loops: list[tuple[tuple[str, int], list[checked_loops.CheckedLoop]]] = field(default_factory=list)  # if asked
-
-
-def merged(parts: list[Part], errors: dict[str, SourceError]) -> list[rules.Raw]:
-    """The raw findings of all parts, each once; a root inlined by a caller analysed in another
-    part is dropped only now, so the findings never depend on the split. Their errors go to `errors`."""
-    inlined = set().union(*(part.inlined for part in parts))
-    unique: dict[tuple, rules.Raw] = {}
-    for root, found_raws in sorted((item for part in parts for item in part.per_root), key=lambda item: item[0]):
-        if root in inlined:
-            continue  # analysed in the context of its callers
-        for raw in found_raws:
-            unique.setdefault((raw.path, raw.code, raw.line, raw.column, raw.message), raw)
-    for part in parts:
-        for path, error in part.errors.items():
-            errors.setdefault(path, error)
-    return list(unique.values())
-
-
-def loops_merged(parts: list[Part]) -> list[checked_loops.CheckedLoop]:
-    """The loops checked, shown where their findings are: a root inlined by a caller is left out
-    (its loops are among the caller's), as in `merged`."""
-    inlined = set().union(*(part.inlined for part in parts))
-    return checked_loops.merged([
-        loop for part in parts for root, found in part.loops if root not in inlined for loop in found
-    ])
 
 
 def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from zerograd_lint import checked_loops, prefilter, rules
 from zerograd_lint.filing import Result, filed, finding, unused_markers
 from zerograd_lint.findings import TOO_DEEP, SourceError
+from zerograd_lint.parts import Part, loops_merged, merged
 from zerograd_lint.planning import Plan, Roots, planned
 from zerograd_lint.schedule import processes
 from zerograd_lint.schedule.shares import Pickled, analysis_work, shares
@@ -210,11 +211,7 @@ class Run:
             parts = self._analysed_parts(planned, errors)
             del planned
         if shown is not None:
-            from zerograd_lint.roots import loops_merged
-
             shown.extend(loops_merged(parts))
-        from zerograd_lint.roots import merged
-
         return merged(parts, errors)
 
     def _plan(self, errors: dict[str, SourceError]) -> Plan | None:
@@ -233,7 +230,7 @@ class Run:
                 found[path] = survey
         return planned(texts, found, self.exhaustive)
 
-    def _analysed_parts(self, plan: Plan, errors: dict[str, SourceError]) -> list:
+    def _analysed_parts(self, plan: Plan, errors: dict[str, SourceError]) -> list[Part]:
         """The analysis of the plan's roots, in parts. With helpers at hand, they analyse: each
         gets the plan's parts (pickled once) and builds the plan again from the texts it
         inherited; once under way, they look for markers beside it. Without, this process
