@@ -207,6 +207,21 @@ def calls_text(calls: list[Site], here: str) -> str:
     return ", ".join(shown)
 
 
+# What a verdict of each kind says: from its code and marker, or from the calls of some roles.
+_SAID = {
+    FINDING: "{code}",
+    SUPPRESSED: "{code} suppressed by {marker}",
+    ACCUMULATES: "accumulates on purpose, {marker}",
+    NOT_SELECTED: "{code} not reported (--select, --ignore or per-file-ignores)",
+}
+_SAID_OF_CALLS = {
+    STEPPED_AND_CLEARED: ("ok, stepped and cleared by {}", (STEP_AND_CLEAR,)),
+    MAY_BE_CLEARED: ("ok, may be cleared by {}", (MAY_CLEAR,)),
+    NO_BACKWARD: ("ok, no backward reaches {}", (STEP,)),
+    NEVER_STALE: ("ok, {} never meets gradients it applied already", (STEP,)),
+}
+
+
 def describe(verdict: Verdict, here: str) -> str:
     """What the verdict says, after the set's name: `ok, cleared by optimizer.zero_grad() (line 14)`.
     `here`: the loop's file (calls elsewhere name theirs)."""
@@ -216,22 +231,11 @@ def describe(verdict: Verdict, here: str) -> str:
 
     kind = verdict.kind
     marker = calls_text([verdict.marker], here) if verdict.marker is not None else ""
-    if kind == FINDING:
-        return verdict.code
-    if kind == SUPPRESSED:
-        return f"{verdict.code} suppressed by {marker}"
-    if kind == ACCUMULATES:
-        return f"accumulates on purpose, {marker}"
-    if kind == NOT_SELECTED:
-        return f"{verdict.code} not reported (--select, --ignore or per-file-ignores)"
-    if kind == STEPPED_AND_CLEARED:
-        return f"ok, stepped and cleared by {calls(STEP_AND_CLEAR)}"
-    if kind == MAY_BE_CLEARED:
-        return f"ok, may be cleared by {calls(MAY_CLEAR)}"
-    if kind == NO_BACKWARD:
-        return f"ok, no backward reaches {calls(STEP)}"
-    if kind == NEVER_STALE:
-        return f"ok, {calls(STEP)} never meets gradients it applied already"
+    if kind in _SAID:
+        return _SAID[kind].format(code=verdict.code, marker=marker)
+    if kind in _SAID_OF_CALLS:
+        template, roles = _SAID_OF_CALLS[kind]
+        return template.format(calls(*roles))
     if kind == NO_STEP:
         backward, feeds = calls(BACKWARD), calls(FEEDS)
         return f"{backward} accumulates for {feeds}" if feeds else f"{backward}, and no step applies it"

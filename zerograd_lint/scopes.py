@@ -84,18 +84,18 @@ class Scope:
         return None
 
     def lookup_class(self, name: str) -> Scope | None:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.classes:
-                return scope.classes[name]
-            scope = scope.parent
-        return None
+        return self._nearest("classes", name)
 
     def lookup_import(self, name: str) -> str | None:
+        return self._nearest("imports", name)
+
+    def _nearest(self, table: str, name: str):
+        """`name` in the table (`classes`, `imports`) of this scope or the nearest enclosing one."""
         scope: Scope | None = self
         while scope is not None:
-            if name in scope.imports:
-                return scope.imports[name]
+            found = getattr(scope, table)
+            if name in found:
+                return found[name]
             scope = scope.parent
         return None
 
