@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.lsp.client import LanguageClient as PlainClient
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_without_torch import BLOCK_TORCH
 
@@ -129,6 +130,28 @@ async def test_the_server_says_who_it_is_and_what_it_listens_to(tmp_path: Path) 
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+class Closing(PlainClient):
+    """pygls's own client, which leaves the server's stderr unread (pytest-lsp's passes it on to the
+    test's), and keeps how the server ended."""
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        self.ended = server.returncode, (await server.stderr.read()).decode()
+
+
+@pytest.mark.asyncio
+async def test_an_editor_closing_the_server_ends_it_silently(tmp_path: Path) -> None:
+    """initialize, shutdown, exit: what an editor sends when it closes."""
+    config, client = server_command(tmp_path), Closing("editor", "1")
+    await client.start_io(*config.server_command, env=config.server_env)
+    await asyncio.wait_for(client.initialize_async(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri())), WAIT)
+    client.initialized(types.InitializedParams())
+    await asyncio.wait_for(client.shutdown_async(None), WAIT)
+    client.exit(None)
+    await asyncio.wait_for(client.stop(), WAIT)
+    assert client.ended == (0, "")
 
 
 @pytest.mark.asyncio

@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).parent.parent
 REFUSED = "**/zg001_sibling_does_not_parse/metrics.py"  # a fixture the run must refuse: it does not parse
+INSTALL_TORCH = "zerograd_lint.runtime needs torch, which is not installed: pip install torch"
 
 # Put on PYTHONPATH, Python imports this at start-up: from then on importing torch fails.
 BLOCK_TORCH = """\
@@ -71,3 +72,12 @@ assert "torch" not in sys.modules, "torch was imported"
 """
     run = python("-c", code)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("use", ["runtime.attach()", "runtime.guard().__enter__()", "runtime.guard_all().__enter__()",
+                                 "runtime.Guard"])
+def test_the_runtime_guard_without_torch_says_what_to_install(without_torch: dict[str, str], use: str) -> None:
+    run = python("-c", f"from zerograd_lint import runtime\n{use}", env=without_torch)
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == f"ModuleNotFoundError: {INSTALL_TORCH}"
+    assert "During handling" not in run.stderr and "(blocked)" not in run.stderr  # no chained traceback

@@ -21,7 +21,8 @@ mode collects :class:`Finding` records (``.code``, ``.message``, ``.optimizer``,
 ``.parameters``) in ``g.findings``, each distinct finding once. In a test, run a few iterations
 of the training loop inside ``with runtime.guard(optimizer):`` and the test fails with the
 finding's message; or pass ``on_error="record"`` and assert on ``{f.code for f in g.findings}``.
-Importing this module does not import torch; :func:`attach` does.
+Importing this module does not import torch; :func:`attach` does (where torch is missing, it
+raises a ``ModuleNotFoundError`` that says what to install).
 
 The state kept
 --------------
@@ -170,7 +171,7 @@ def attach(
     messages, ``names`` the optimizers (one name each). ``accumulation_steps`` is the number of
     backward passes meant to feed each step.
     """
-    from zerograd_lint.runtime._guard import Guard
+    Guard = _guard_class()
 
     return Guard(
         optimizers,
@@ -214,7 +215,7 @@ def guard_all(*, on_error: OnError = "raise", accumulation_steps: int = 1) -> It
     and so is every tensor a backward pass in it accumulates into that none of them holds, as
     updated by hand.
     """
-    from zerograd_lint.runtime._guard import Guard
+    Guard = _guard_class()
 
     attached = Guard(
         (),
@@ -233,7 +234,17 @@ def guard_all(*, on_error: OnError = "raise", accumulation_steps: int = 1) -> It
 
 def __getattr__(name: str) -> object:
     if name == "Guard":  # imports torch, so only on demand
-        from zerograd_lint.runtime._guard import Guard
-
-        return Guard
+        return _guard_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _guard_class() -> type[Guard]:
+    """``Guard``, whose module imports torch; where torch is missing, an error that says what to install."""
+    try:
+        from zerograd_lint.runtime._guard import Guard
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "torch":
+            raise
+        raise ModuleNotFoundError(f"{__name__} needs torch, which is not installed: pip install torch",
+                                  name="torch") from None
+    return Guard
