@@ -232,7 +232,7 @@ def test_exit_zero_never_hides_a_configuration_error(tree: Path) -> None:
     assert result.stderr == (
         "zerograd-lint: error: pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: select, "
         "extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, "
-        "vocabulary)\n"
+        "output-format, vocabulary)\n"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -97,6 +98,18 @@ def test_command_line_beats_configuration(project: Path) -> None:
     assert reported("--extend-exclude", "train.py", "--select", "ZG") == {("pkg/discarded.py", "ZG003")}
 
 
+def test_output_format_from_the_configuration(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line, then ZEROGRAD_LINT_OUTPUT_FORMAT, then pyproject.toml, then the default."""
+    monkeypatch.delenv("ZEROGRAD_LINT_OUTPUT_FORMAT", raising=False)
+    assert run("train.py").stdout.startswith("train.py:4:1: ZG001 ")
+    configure(project, 'output-format = "json"')
+    [finding] = json.loads(run("train.py").stdout)
+    assert (finding["path"], finding["code"]) == ("train.py", "ZG001")
+    monkeypatch.setenv("ZEROGRAD_LINT_OUTPUT_FORMAT", "github")
+    assert run("train.py").stdout.startswith("::error title=zerograd-lint (ZG001),file=train.py,")
+    assert run("--output-format", "concise", "train.py").stdout.startswith("train.py:4:1: ZG001 ")
+
+
 def test_extend_select_adds_to_select(project: Path) -> None:
     configure(project, 'select = ["ZG003"]\nextend-select = ["ZG001"]')
     assert reported() == {("train.py", "ZG001"), ("pkg/discarded.py", "ZG003")}
@@ -155,6 +168,8 @@ def test_the_projects_own_vocabulary(project: Path, source: str, vocabulary: str
         ('vocabulary = { clear = ["reset"] }', "[tool.zerograd-lint] vocabulary.clear: unknown key (known keys: optimizers, clears, steps, backwards, harmless)"),
         ('vocabulary = { clears = ["utils.reset_grads"] }', "vocabulary.clears: 'utils.reset_grads' is not a bare name: the analysis matches the last part of a call or receiver, so write 'reset_grads'"),
         ('vocabulary = { steps = ["apply-update"] }', "vocabulary.steps: 'apply-update' is not a Python name"),
+        ('output-format = "xml"', "[tool.zerograd-lint] output-format: unknown output format 'xml' (formats: concise, "),
+        ('output-format = ["json"]', "[tool.zerograd-lint] output-format: expected a string, got a list (['json'])"),
         ("select = [", "pyproject.toml: not valid TOML: "),
     ],
 )

@@ -104,6 +104,18 @@ def test_a_syntax_error_on_stdin(project: Path) -> None:
     assert result.stderr.startswith("zerograd-lint: error: src/train.py: syntax error at 3:")
 
 
+def test_a_stdin_filename_alone_reads_stdin(project: Path) -> None:
+    """`cat f | zerograd-lint --stdin-filename f`: no PATHS, so stdin is read, as in ruff."""
+    before = snapshot(project)
+    result = run("--stdin-filename", "src/train.py", stdin=STALE)
+    assert (result.exit_code, result.stdout) == (1, f"src/train.py:4:1: ZG001 {FINDING}\n")
+    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
+    assert snapshot(project) == before
+    (project / "other").mkdir()
+    (project / "other" / "pyproject.toml").write_text('[tool.zerograd-lint]\nselect = ["ZG002"]\n')
+    assert run("--stdin-filename", "other/train.py", stdin=STALE).exit_code == 0  # its configuration, not the cwd's
+
+
 def test_a_stdin_filename_needs_a_dash(project: Path) -> None:
     result = run("--stdin-filename", "src/train.py", "src", stdin=STALE)
     assert result.exit_code == 2

@@ -6,8 +6,9 @@ the current directory) up to the filesystem root. Its folder is the project root
 `per-file-ignores` patterns are relative to it.
 
 Keys are the command line's long options (`select`, `extend-select`, `ignore`,
-`per-file-ignores`, `exclude`, `extend-exclude`, `respect-gitignore`, `force-exclude`), plus a
-`vocabulary` table of the project's own names for the analysis (`settings.Vocabulary`):
+`per-file-ignores`, `exclude`, `extend-exclude`, `respect-gitignore`, `force-exclude`,
+`output-format`), plus a `vocabulary` table of the project's own names for the analysis
+(`settings.Vocabulary`):
 
     [tool.zerograd-lint]
     extend-exclude = ["legacy/"]
@@ -147,6 +148,16 @@ def _flag(path: Path, key: str, value: Any) -> bool:
     return value
 
 
+def _output_format(path: Path, key: str, value: Any) -> str:
+    from zerograd_lint.report import FORMATS  # the renderers (and click): only when the key is set
+
+    if not isinstance(value, str):
+        raise ConfigError(path, f"expected a string, got {_describe(value)}", key)
+    if value not in FORMATS:
+        raise ConfigError(path, f"unknown output format {value!r} (formats: {', '.join(sorted(FORMATS))})", key)
+    return value
+
+
 def _per_file_ignores(path: Path, key: str, value: Any) -> list[str]:
     """`{pattern = [codes]}` as the command line spells it: `pattern:CODE,CODE`."""
     if not isinstance(value, dict):
@@ -171,6 +182,7 @@ OPTIONS: dict[str, tuple[str, Converter]] = {
     "extend-exclude": ("extend_exclude", _strings),
     "respect-gitignore": ("respect_gitignore", _flag),
     "force-exclude": ("force_exclude", _flag),
+    "output-format": ("output_format", _output_format),
 }
 VOCABULARY_KEYS = tuple(f.name for f in fields(Vocabulary))  # optimizers, clears, steps, backwards
 

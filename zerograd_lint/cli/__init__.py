@@ -17,8 +17,9 @@ the same run, and `zerograd-lint --help` shows `check`'s options and lists the c
 named `server` is checked as `zerograd-lint ./server` or `zerograd-lint check server`.
 
 Standard input: `-` among PATHS reads one source from stdin, reported under `--stdin-filename`
-(or `-`); that name also takes the place of `-` in the search for pyproject.toml, and with
-`--force-exclude` an excluded name means nothing is checked (what editors and pre-commit want).
+(or `-`); `--stdin-filename` without PATHS reads stdin as if `-` were given, as ruff does. That
+name also takes the place of `-` in the search for pyproject.toml, and with `--force-exclude` an
+excluded name means nothing is checked (what editors and pre-commit want).
 A file named by itself, and stdin's named file, are checked as part of their projects
 (`zerograd_lint.files.beside`); a folder named is the project.
 
@@ -62,6 +63,7 @@ from zerograd_lint.cli.options import (
     Failure,
     codes,
     explain,
+    given_paths,
     load_configuration,
     patterns,
     per_file_ignores,
@@ -137,8 +139,8 @@ def run(early: Early | None = None) -> None:
 @click.option("--force-exclude/--no-force-exclude", default=False,
               help="Apply the excludes to paths named on the command line too (what pre-commit needs).")
 @click.option("--stdin-filename", is_eager=True, metavar="PATH",
-              help="With - among PATHS: report the text read from stdin as this file, and find its configuration "
-                   "and excludes as this file's.")
+              help="Report the text read from stdin (- among PATHS, or no PATHS) as this file, and find its "
+                   "configuration and excludes as this file's.")
 # Configuration
 @click.option("--isolated", is_flag=True, is_eager=True, help="Read no configuration file.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
@@ -183,7 +185,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
-    PATHS are files or folders (default: the current directory); - reads one file from stdin.
+    PATHS are files or folders (default: the current directory, or stdin with --stdin-filename);
+    - reads one file from stdin.
     Folders are searched for *.py, *.pyi and Jupyter notebooks (*.ipynb); files named here are
     checked whatever their name. Options not given here are read from [tool.zerograd-lint] in the
     nearest pyproject.toml above the PATHS.
@@ -194,6 +197,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     `zerograd-lint server` starts the language server instead (pip install 'zerograd-lint[lsp]').
     """
     level = _verbosity(quiet, silent, verbose)
+    paths = given_paths(paths, stdin_filename)
     if isolated and config.path is not None:
         raise click.UsageError("--config and --isolated cannot be used together")
     if statistics and output_format not in STATISTICS:

@@ -97,13 +97,20 @@ def load_configuration(ctx: click.Context, param: click.Parameter, value: Path |
         elif ctx.params.get("isolated"):
             config = Config()
         else:
-            config = find_config(_config_start(ctx.params.get("paths") or (), ctx.params.get("stdin_filename")))
+            stdin_filename = ctx.params.get("stdin_filename")
+            config = find_config(_config_start(given_paths(ctx.params.get("paths") or (), stdin_filename),
+                                               stdin_filename))
     except ConfigError as exc:
         raise Failure(str(exc)) from None
     except OSError as exc:  # a folder on the way up that cannot be looked into
         raise Failure(f"cannot look for pyproject.toml: {exc}") from None
     ctx.default_map = {**(ctx.default_map or {}), **config.options}
     return config
+
+
+def given_paths(paths: Sequence[str], stdin_filename: str | None) -> tuple[str, ...]:
+    """PATHS, or `-` alone when there are none and --stdin-filename names what stdin holds (as in ruff)."""
+    return tuple(paths) or ((STDIN,) if stdin_filename is not None else ())
 
 
 def _config_start(paths: Sequence[str], stdin_filename: str | None) -> tuple[str, ...]:
