@@ -80,6 +80,19 @@ def test_unknown_code_is_a_usage_error(tree: Path) -> None:
     assert "unknown rule code or prefix: E501" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("--select", ""), ("--select", ","), ("--select", "ZG001,"), ("--extend-select", " "), ("--ignore", ""),
+     ("--per-file-ignores", "tests/*:")],
+)
+def test_an_empty_code_is_an_error_not_every_rule(tree: Path, args: tuple[str, str]) -> None:
+    """As ruff refuses it (an unknown rule selector), rather than read no code as every code."""
+    result = run(*args)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"zerograd-lint: error: {args[0]} {args[1]!r}: "
+                             "empty rule code (give codes or prefixes, comma separated)\n")
+
+
 def test_json_output(tree: Path) -> None:
     result = run("--output-format", "json", "stale.py")
     assert result.exit_code == 1
@@ -161,6 +174,28 @@ def test_unreadable_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 2
     assert "zerograd-lint: error: secret.py: cannot read: Permission denied" in result.stderr
     assert "stale.py:4:1: ZG001" in result.stdout
+
+
+def test_files_that_could_not_be_checked_are_not_counted_as_checked(tree: Path) -> None:
+    for name in ("one.py", "two.py"):
+        (tree / name).write_bytes(b"loss.backward()\nopt.step()\ndef f(:\n")
+    for fix in ((), ("--fix",)):
+        result = run(*fix, "one.py", "two.py")
+        assert result.exit_code == 2
+        assert result.stderr.splitlines()[-1] == "No findings (0 files checked, 2 could not be)."
+    result = run("one.py", "nope.py", "stale.py", "clean.py")
+    assert result.stderr.splitlines()[-1] == "Found 1 finding in 1 file (2 files checked, 2 could not be)."
+
+
+def test_no_python_file_found_is_said_and_exits_0(tree: Path) -> None:
+    """As ruff warns `No Python files found under the given path(s)`, and exits 0."""
+    (tree / "docs").mkdir()
+    (tree / "docs" / "index.md").write_text("# Training\n")
+    for fix in ((), ("--fix",)):
+        result = run(*fix, "docs")
+        assert (result.exit_code, result.stdout) == (0, "")
+        assert result.stderr == "No Python files found under the given paths: nothing was checked.\n"
+    assert run("-q", "docs").stderr == ""
 
 
 def test_exit_zero_never_hides_errors(tree: Path) -> None:

@@ -12,6 +12,7 @@ from snippets import DISCARDED
 from snippets import STALE_BRIEF as STALE
 
 from zerograd_lint.cli import main
+from zerograd_lint.config import Config, load_config
 
 # `scrub(model)` is a function given the model: no clear, so nothing clears (ZG001), unless the
 # project says that scrub clears (then the clear sits before the step, ZG002). A name that says it
@@ -115,6 +116,23 @@ def test_extend_select_adds_to_select(project: Path) -> None:
     assert reported() == {("train.py", "ZG001"), ("pkg/discarded.py", "ZG003")}
 
 
+def test_an_empty_select_selects_no_rule(project: Path) -> None:
+    """As in ruff: `select = []` is a selection of none (extend-select still adds to it), not the
+    default, and a pattern's empty list of ignores ignores nothing; an empty code in a list is an
+    error (test_bad_configuration_exits_2_naming_the_key)."""
+    configure(project, "select = []")
+    result = run()
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "ZG001" not in load_config(project / "pyproject.toml").settings().selection
+    assert "ZG001" in Config().settings().selection
+    assert reported("--select", "ZG001") == {("train.py", "ZG001")}
+    configure(project, 'select = []\nextend-select = ["ZG003"]')
+    assert reported() == {("pkg/discarded.py", "ZG003")}
+    configure(project, '[tool.zerograd-lint.per-file-ignores]\n"pkg/*" = []')  # ignores nothing there
+    assert reported() == {("train.py", "ZG001"), ("pkg/discarded.py", "ZG003")}
+    assert load_config(project / "pyproject.toml").settings().reports(str(project / "pkg" / "discarded.py"), "ZG003")
+
+
 def test_per_file_ignores_are_relative_to_the_project_root(project: Path) -> None:
     configure(project, '[tool.zerograd-lint.per-file-ignores]\n"pkg/*" = ["ZG0"]')
     assert reported() == {("train.py", "ZG001")}
@@ -128,7 +146,7 @@ def test_exclude_from_the_configuration_holds_for_pre_commit(project: Path) -> N
     configure(project, 'extend-exclude = ["pkg/"]\nforce-exclude = true')
     result = run("pkg/discarded.py")
     assert (result.exit_code, result.stdout) == (0, "")
-    assert result.stderr == "All checks passed (0 files checked).\n"
+    assert result.stderr == "No Python files found under the given paths: nothing was checked.\n"
     assert reported("--no-force-exclude", "pkg/discarded.py") == {("pkg/discarded.py", "ZG003")}
 
 
@@ -160,6 +178,8 @@ def test_the_projects_own_vocabulary(project: Path, source: str, vocabulary: str
         ('slect = ["ZG001"]', "[tool.zerograd-lint] slect: unknown key (known keys: select, extend-select, ignore, "),
         ('select = "ZG001"', "[tool.zerograd-lint] select: expected a list of strings, got a string ('ZG001')"),
         ('ignore = ["E501"]', "[tool.zerograd-lint] ignore: unknown rule code or prefix: E501"),
+        ('select = ["ZG001", " "]', "[tool.zerograd-lint] select: empty rule code in ['ZG001', ' ']"),
+        ('per-file-ignores = { "tests/*" = [""] }', '[tool.zerograd-lint] per-file-ignores."tests/*": empty rule code in [\'\']'),
         ('extend-exclude = "build/"', "[tool.zerograd-lint] extend-exclude: expected a list of strings"),
         ('force-exclude = "yes"', "[tool.zerograd-lint] force-exclude: expected true or false, got a string ('yes')"),
         ('per-file-ignores = ["tests/*:ZG001"]', "[tool.zerograd-lint] per-file-ignores: expected a table of pattern = [codes]"),

@@ -57,7 +57,7 @@ class Config:
 
     def settings(self) -> Settings:
         """What this configuration asks for where no command line adds to it (the language server)."""
-        select = (*(self.options.get("select") or ("ZG",)), *self.options.get("extend_select", ()))
+        select = (*self.options.get("select", ("ZG",)), *self.options.get("extend_select", ()))
         per_file_ignores = tuple(
             (pattern, tuple(codes.split(",")))
             for pattern, _, codes in (item.rpartition(":") for item in self.options.get("per_file_ignores", ()))
@@ -136,6 +136,8 @@ def _strings(path: Path, key: str, value: Any) -> list[str]:
 
 def _codes(path: Path, key: str, value: Any) -> list[str]:
     codes = [code.strip().upper() for code in _strings(path, key, value)]
+    if not all(codes):  # as ruff: an error, not a prefix of every code
+        raise ConfigError(path, f"empty rule code in {value!r}", key)
     unknown = unknown_prefixes(codes)
     if unknown:
         raise ConfigError(path, f"unknown rule code or prefix: {', '.join(unknown)}", key)
@@ -165,6 +167,7 @@ def _per_file_ignores(path: Path, key: str, value: Any) -> list[str]:
     return [
         f"{pattern}:{','.join(_codes(path, _subkey(key, pattern), codes))}"
         for pattern, codes in value.items()
+        if codes != []  # ignores nothing: `pattern:` would be an empty code
     ]
 
 

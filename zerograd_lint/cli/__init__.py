@@ -118,7 +118,7 @@ def run(early: Early | None = None) -> None:
               short_help="Check PATHS (the default command: `zerograd-lint PATHS` is `zerograd-lint check PATHS`).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str), is_eager=True)
 # Rule selection
-@click.option("--select", multiple=True, callback=codes, metavar="CODES",
+@click.option("--select", multiple=True, callback=codes, metavar="CODES", default=("ZG",),
               help="Report only these codes or prefixes (comma separated). Default: all (ZG).")
 @click.option("--extend-select", multiple=True, callback=codes, metavar="CODES",
               help="Report these codes too, on top of --select.")
@@ -215,7 +215,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     # an on-save check through stdin, and --diff, write nothing: not even the cache
     writes_nothing = no_cache or diff or STDIN in paths
     cache = None if writes_nothing or show_loops else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
-    settings = Settings(Selection((*(select or ("ZG",)), *extend_select), ignore), per_file_ignores,
+    settings = Settings(Selection((*select, *extend_select), ignore), per_file_ignores,
                         config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops)
     buffer = _stdin(stdin_filename, files) if STDIN in paths else None
     on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)
@@ -228,7 +228,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
     report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
                                                          named=named, selection=files)
-    report.errors[:0] = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
+    missing = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
+    report.errors[:0] = missing
+    report.files += len(missing)  # asked for, and could not be checked
     fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source
     unwritten = write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0
 
@@ -251,7 +253,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         for error in report.errors:
             click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
     if level >= NORMAL:
-        close(report, findings, diff, unwritten)
+        close(report, findings, diff, unwritten, searched=STDIN not in paths)
     if report.errors:
         ctx.exit(EXIT_ERROR)
     failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings)

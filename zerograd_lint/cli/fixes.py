@@ -15,16 +15,18 @@ from zerograd_lint.report.summary import fix_summary, summary
 from zerograd_lint.runner import Buffer, Report
 
 
-def close(report: Report, findings: list[Finding], diff: bool, unwritten: int) -> None:
-    """On stderr: why each finding not fixed was not (when fixing), then the summary."""
+def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool) -> None:
+    """On stderr: why each finding not fixed was not (when fixing), then the summary. `searched`:
+    the files were looked for in the paths given, so the summary says when none was found (not
+    when stdin's name is excluded: ruff says nothing then either)."""
     if report.fixes is None:
-        click.echo(summary(report.files, findings, len(report.errors)), err=True)
+        click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
         return
     for declined in report.fixes.declined:
         where = f"{declined.finding.path}:{position(declined.finding)}"
         click.echo(f"{where}: {declined.finding.code} not fixed: {declined.reason}", err=True)
     checked = len(report.errors) - unwritten
-    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten), err=True)
+    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched), err=True)
 
 
 def write_fixes(report: Report, on_disk: set[str]) -> int:

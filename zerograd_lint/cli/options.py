@@ -68,6 +68,8 @@ def _split(value: Sequence[str]) -> tuple[str, ...]:
 
 
 def codes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    for listed in value:
+        _no_empty_code(param, listed, listed)
     given = tuple(code.upper() for code in _split(value))
     unknown = unknown_prefixes(given)
     if unknown:
@@ -86,8 +88,16 @@ def per_file_ignores(ctx: click.Context, param: click.Parameter,
         pattern, colon, listed = item.rpartition(":")
         if not colon or not pattern:
             raise click.BadParameter(f"{item!r}: expected PATTERN:CODES, as in 'tests/*:ZG001,ZG003'")
+        _no_empty_code(param, listed, item)
         parsed.append((pattern, codes(ctx, param, [listed])))
     return tuple(parsed)
+
+
+def _no_empty_code(param: click.Parameter, listed: str, given: str) -> None:
+    """`--select ''` or `--select ZG001,` is refused, as ruff refuses it, rather than read as no code
+    given (which selects every rule)."""
+    if not all(code.strip() for code in listed.split(",")):
+        raise Failure(f"{param.opts[-1]} {given!r}: empty rule code (give codes or prefixes, comma separated)")
 
 
 def load_configuration(ctx: click.Context, param: click.Parameter, value: Path | None) -> Config:

@@ -1,5 +1,6 @@
 """The one line on stderr that closes a run: how many findings, files and failures (and, with
-`--fix` or `--diff`, how many findings were fixed or would be)."""
+`--fix` or `--diff`, how many findings were fixed or would be), or that there was no file to check
+(ruff's warning, and exit code 0). A file that could not be checked is not counted as checked."""
 
 from __future__ import annotations
 
@@ -7,15 +8,25 @@ from collections.abc import Sequence
 
 from zerograd_lint.findings import Finding
 
+NOTHING_FOUND = "No Python files found under the given paths: nothing was checked."
+
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
-def summary(files: int, findings: Sequence[Finding], errors: int) -> str:
-    checked = f"{_count(files, 'file')} checked"
-    if errors:
-        checked += f", {errors} could not be"
+def _checked(files: int, errors: int) -> str:
+    """`files` asked for (found in the folders or named), `errors` of which could not be checked."""
+    checked = f"{_count(files - errors, 'file')} checked"
+    return f"{checked}, {errors} could not be" if errors else checked
+
+
+def summary(files: int, findings: Sequence[Finding], errors: int, searched: bool = True) -> str:
+    """`searched`: the files were looked for in the paths given (not read from stdin), so finding
+    none is said."""
+    if searched and not files and not errors:
+        return NOTHING_FOUND
+    checked = _checked(files, errors)
     if not findings:
         return f"{'No findings' if errors else 'All checks passed'} ({checked})."
     places = len({f.path for f in findings})
@@ -23,12 +34,12 @@ def summary(files: int, findings: Sequence[Finding], errors: int) -> str:
 
 
 def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Finding], errors: int, diff: bool,
-                unwritten: int = 0) -> str:
+                unwritten: int = 0, searched: bool = True) -> str:
     """`Fixed 3 findings in 2 files, 1 remaining (5 files checked).`; with `diff`, what would be.
     `unwritten` fixed files could not be written (their findings are among the remaining)."""
-    checked = f"{_count(files, 'file')} checked"
-    if errors:
-        checked += f", {errors} could not be"
+    if searched and not files and not errors:
+        return NOTHING_FOUND
+    checked = _checked(files, errors)
     if unwritten:
         checked += f"; {_count(unwritten, 'file')} could not be written"
     if not fixed and not remaining:
