@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -344,3 +345,22 @@ def test_the_console_script_leaves_the_cycle_collector_off(monkeypatch: pytest.M
     finally:
         gc.enable()
     assert seen == [False, ("exit", 0)]
+
+
+@pytest.mark.parametrize(("arguments", "environment", "said"), [
+    (["--output-format", "JSON", "x.py"], {},
+     "zerograd-lint: error: --output-format: 'JSON' is not one of 'concise', 'github', 'json', 'json-lines', 'sarif'."),
+    (["x.py"], {"ZEROGRAD_LINT_OUTPUT_FORMAT": "JSON"},
+     "zerograd-lint: error: ZEROGRAD_LINT_OUTPUT_FORMAT: 'JSON' is not one of 'concise', 'github', 'json', 'json-lines', 'sarif'."),
+    (["--bogus"], {}, "zerograd-lint: error: No such option '--bogus'. Did you mean '--verbose'?"),
+    (["--select", "E501", "x.py"], {}, "zerograd-lint: error: --select: unknown rule code or prefix: E501"),
+])
+def test_a_command_line_error_is_one_line_naming_what_was_typed(
+    tmp_path: Path, arguments: list[str], environment: dict[str, str], said: str,
+) -> None:
+    """As the configuration's errors (issue 19, item 8): no usage block naming `check`, which was
+    not typed, and the environment variable blamed only when the value came from it."""
+    env = {k: v for k, v in os.environ.items() if k != "ZEROGRAD_LINT_OUTPUT_FORMAT"} | environment
+    done = subprocess.run([sys.executable, "-m", "zerograd_lint", *arguments], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (2, said + "\n")

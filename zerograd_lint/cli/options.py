@@ -54,6 +54,13 @@ class DefaultGroup(click.Group):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """A usage error is one line naming what was typed, as a configuration error is."""
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise Failure(one_line(exc)) from None
+
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The default command's help, under the program's own name, then the commands."""
         default = self.commands[self.default_command]
@@ -61,6 +68,20 @@ class DefaultGroup(click.Group):
                            help_option_names=ctx.help_option_names) as shown:
             default.format_help(shown, formatter)
         self.format_commands(ctx, formatter)
+
+
+def one_line(error: click.UsageError) -> str:
+    """A usage error as one line: a bad value names the option it was given to, or the environment
+    variable when it came from there (click's own message names both, whichever it came from)."""
+    param, ctx = getattr(error, "param", None), error.ctx
+    if isinstance(error, click.BadParameter) and param is not None and param.name is not None:
+        source = ctx.get_parameter_source(param.name) if ctx is not None else None
+        if source is click.core.ParameterSource.ENVIRONMENT and isinstance(param, click.Option) and param.envvar:
+            given = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
+        else:
+            given = max(param.opts, key=len) if param.opts else param.name
+        return f"{given}: {' '.join(error.message.split())}"
+    return " ".join(error.format_message().split())
 
 
 def _split(value: Sequence[str]) -> tuple[str, ...]:
