@@ -34,6 +34,17 @@ def test_extras_and_entry_points() -> None:
     assert "torch>=2.1,<2.14" in project["optional-dependencies"]["test"]
 
 
+def test_the_test_extra_is_what_the_readme_says() -> None:
+    """Issue 19, item 2: the runtime tests' torch is bounded (an open range pulls a multi-GB CUDA
+    build), numpy comes with it (torch warns on every run without it), and the README says what
+    `pip install '.[test]'` really downloads and how to get the CPU build instead."""
+    test = PYPROJECT["project"]["optional-dependencies"]["test"]
+    assert "torch>=2.1,<2.14" in test and any(requirement.startswith("numpy") for requirement in test)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in readme
+    assert "a CPU build of torch for the runtime tests" not in readme  # what it is depends on the machine
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from a copy of the files a wheel is made of (the checkout is left as it is)."""
