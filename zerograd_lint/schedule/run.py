@@ -202,14 +202,14 @@ class Run:
 
     def _raws(self, errors: dict[str, SourceError], shown: list[checked_loops.CheckedLoop] | None) -> list[rules.Raw]:
         """The analysis's raw findings. Its plan and CSTs are unreferenced before the cycle
-        collector is back: still referenced, they made its next passes walk them again and again
-        as live objects (0.2 s on torch); unreferenced, one pass frees what cycles keep."""
-        with _cycle_collector_paused():
-            planned = self._plan(errors)
-            if planned is None:  # nothing worth analysing: LibCST is not even imported
-                return []
-            parts = self._analysed_parts(planned, errors)
-            del planned
+        collector is back (the run pauses it, `__enter__`): still referenced, they made its next
+        passes walk them again and again as live objects (0.2 s on torch); unreferenced, one pass
+        frees what cycles keep."""
+        planned = self._plan(errors)
+        if planned is None:  # nothing worth analysing: LibCST is not even imported
+            return []
+        parts = self._analysed_parts(planned, errors)
+        del planned
         if shown is not None:
             shown.extend(loops_merged(parts))
         return merged(parts, errors)
