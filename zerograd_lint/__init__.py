@@ -9,6 +9,14 @@ Importing this package is cheap: LibCST loads on the first `check_source` call.
 
 from __future__ import annotations
 
+import sys
+
+if sys.argv[:1] == ["-m"] and sys.path and not sys.flags.safe_path:  # `python -m zerograd_lint`, being located
+    # -m puts the current folder first on the path, and that folder is usually the one being checked:
+    # its `ast.py` or `tokenize.py` would run in place of the standard library's. Nothing is imported
+    # from it (the package itself, if found there, is loaded already; its modules come from its folder).
+    del sys.path[0]
+
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
