@@ -128,3 +128,57 @@ def test_try_repo_keeps_configured_excludes(snapshot: Path, tmp_path: Path) -> N
                                                      "pyproject.toml": config})
     done = try_repo(snapshot, repository, tmp_path / "pre-commit-home")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _readme_block(language: str, marker: str) -> str:
+    [block] = [b for b in re.findall(rf"^```{language}\n(.*?)^```$", README, re.MULTILINE | re.DOTALL) if marker in b]
+    return block
+
+
+def test_readme_installs_only_from_a_clone_or_a_git_url() -> None:
+    """zerograd-lint is not on the package registry: no README command may install it from there."""
+    blocks = "".join(re.findall(r"^```(?:console|yaml)\n(.*?)^```$", README, re.MULTILINE | re.DOTALL))
+    installs = re.findall(r"pip install ([^\n]+)", blocks)
+    assert installs
+    for arguments in installs:
+        for requirement in re.findall(r"'[^']*'|\S+", arguments.split("&&")[0]):
+            requirement = requirement.strip("'")
+            if requirement.startswith(("zerograd-lint", "zerograd_lint")):
+                assert " @ git+https://" in requirement and re.search(r"@[^@/]+$", requirement), requirement
+            else:
+                assert requirement in (".", "torch", "-e") or requirement.startswith(
+                    (".[", "https://download.pytorch.org/", "--index-url")), requirement
+
+
+def test_readme_pre_commit_configuration_runs_pinned_to_a_commit(snapshot: Path, tmp_path: Path) -> None:
+    """The README's `.pre-commit-config.yaml`, pointed at this checkout and pinned to its commit."""
+    config = yaml.safe_load(_readme_block("yaml", "rev:"))
+    [entry] = config["repos"]
+    assert re.fullmatch(r"[0-9a-f]{40}", entry["rev"]), "rev is a full commit hash: there are no tags"
+    entry["repo"], entry["rev"] = str(snapshot), git(snapshot, "rev-parse", "HEAD").strip()
+    repository = user_repository(tmp_path / "user", {"train_faulty.py": FAULTY, "train_correct.py": CORRECT,
+                                                     ".pre-commit-config.yaml": yaml.safe_dump(config)})
+    done = pre_commit(repository, "run", "--all-files", home=tmp_path / "pre-commit-home")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "train_faulty.py:5:1: ZG001" in output and "train_correct.py" not in output
+
+
+def test_readme_git_url_install_resolves_to_this_project(snapshot: Path, tmp_path: Path) -> None:
+    """The README's `pip install 'zerograd-lint[lsp] @ git+https://...@<commit>'`, with this checkout's URL."""
+    [line] = [b for b in re.findall(r"pip install '(zerograd-lint\[lsp\] @ git\+[^']+)'", README)]
+    commit = git(snapshot, "rev-parse", "HEAD").strip()
+    # `localhost`: the pip of Python 3.11's venvs wants a host in a `git+file` URL.
+    requirement = re.sub(r"git\+https://\S+@\S+$", f"git+file://localhost{snapshot}@{commit}", line)
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--quiet",
+                           "--report", str(report), requirement], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    [installed] = json.loads(report.read_text(encoding="utf-8"))["install"]
+    assert installed["metadata"]["name"] == "zerograd-lint"
+    assert installed["download_info"]["vcs_info"]["commit_id"] == commit
