@@ -409,6 +409,49 @@ def test_clearing_inside_declared_accumulation_is_zg003_at_the_next_backward() -
     assert run_until_error(model, sgd(model), accumulation_steps=3) == ("ZG003", [1, "backward"])
 
 
+def test_zg003_warning_points_at_the_zero_grad_that_discarded() -> None:
+    """Issue 19, item 10: the warning is about the clear, not the backward it is noticed at."""
+    model = nn.Linear(3, 1)
+    opt = sgd(model)
+    with runtime.guard(opt, on_error="warn") as g, pytest.warns(GradientMisuseWarning) as warned:
+        for i, batch in enumerate(batches()):
+            clear = inspect.currentframe().f_lineno + 1
+            opt.zero_grad()
+            backward = inspect.currentframe().f_lineno + 1
+            loss_of(model, batch).backward()
+            if (i + 1) % 3 == 0:
+                opt.step()
+    assert [(w.filename, w.lineno) for w in warned] == [(__file__, clear)]
+    (found,) = g.findings
+    assert found.at == (__file__, clear)
+    assert found.message.startswith(
+        f"ZG003 SGD #0 zero_grad() at test_guard.py:{clear} discarded gradients from the backward"
+        f" at test_guard.py:{backward} that no step applied"
+    )
+
+
+def test_zg003_from_a_clear_by_hand_says_clear_and_points_where_it_was_noticed() -> None:
+    model = nn.Linear(3, 1)
+    opt = sgd(model)
+    with runtime.guard(opt, on_error="record") as g:
+        for i, batch in enumerate(batches()):
+            for p in model.parameters():
+                p.grad = None
+            loss_of(model, batch).backward()
+            if (i + 1) % 3 == 0:
+                opt.step()
+    (found,) = g.findings
+    assert found.at is None and found.message.startswith("ZG003 SGD #0 clear discarded gradients")
+
+
+def test_detach_gives_the_optimizer_its_own_zero_grad_back() -> None:
+    model = nn.Linear(3, 1)
+    opt = sgd(model)
+    with runtime.guard(opt):
+        assert "zero_grad" in vars(opt)
+    assert "zero_grad" not in vars(opt) and opt.zero_grad.__func__ is torch.optim.SGD.zero_grad
+
+
 def test_per_epoch_clear_dropping_the_accumulation_tail_is_zg003() -> None:
     model = nn.Linear(3, 1)
     opt = sgd(model)

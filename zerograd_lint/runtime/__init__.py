@@ -16,9 +16,10 @@ Usage::
 With ``on_error="raise"`` (the default), a :class:`GradientMisuseError` (``.code``,
 ``.findings``) comes out of the call where the misuse became certain: ``optimizer.step()``,
 ``loss.backward()`` or the return of a step's closure. ``"warn"`` issues a
-:class:`GradientMisuseWarning` pointing at that line instead; ``"record"`` only collects. Every
-mode collects :class:`Finding` records (``.code``, ``.message``, ``.optimizer``,
-``.parameters``) in ``g.findings``, each distinct finding once. In a test, run a few iterations
+:class:`GradientMisuseWarning` pointing at that line instead (for a ZG003, at the
+``zero_grad()`` that discarded, when a guarded optimizer's made the clear); ``"record"`` only
+collects. Every mode collects :class:`Finding` records (``.code``, ``.message``, ``.optimizer``,
+``.parameters``, ``.at``) in ``g.findings``, each distinct finding once. In a test, run a few iterations
 of the training loop inside ``with runtime.guard(optimizer):`` and the test fails with the
 finding's message; or pass ``on_error="record"`` and assert on ``{f.code for f in g.findings}``.
 Importing this module does not import torch; :func:`attach` does (where torch is missing, it
@@ -97,6 +98,9 @@ Known limits
 ------------
 - Clears are seen late: when the next pass opens or the optimizer next steps; a clear after the
   last of those is never seen. A gradient edited to all zeros reads as a clear.
+  Where a clear was made is known only for a guarded optimizer's ``zero_grad()`` (the guard
+  wraps it on the instance while attached); a ZG003 from ``model.zero_grad()`` or
+  ``p.grad = None`` says "clear" and points where it was noticed.
 - At a step, ``p.grad.data.zero_()`` since the last backward goes unseen: ``.data`` skips the
   version counter the guard trusts there. So no ZG002 for it, and should a second step follow
   with no backward between, a ZG001.

@@ -100,6 +100,7 @@ class Guard(Passes, Steps):
         self._handles += (
             optimizer.register_step_pre_hook(functools.partial(self._before_step, opt)),
             optimizer.register_step_post_hook(functools.partial(self._after_step, opt)),
+            _Replaced(optimizer, "zero_grad", functools.partial(self._watching_zero_grad, opt)),
         )
 
     def _watch_by_hand(self, tensors: Iterable[torch.Tensor]) -> None:
@@ -136,6 +137,23 @@ class Guard(Passes, Steps):
 
         return __init__
 
+    def _watching_zero_grad(
+        self, opt: OptState, zero_grad: Callable[..., None]
+    ) -> Callable[..., None]:
+        """The optimizer's ``zero_grad`` that first notes the user's line on its parameters: a
+        clear is noticed later, from the values, and a ZG003 is about where it was made."""
+
+        @functools.wraps(zero_grad)
+        def watched(*args: Any, **kwargs: Any) -> None:
+            site = _reading.call_site()
+            if site:
+                code, line = site[0]
+                for param in opt.params:
+                    param.cleared_by = (code.co_filename, line)
+            return zero_grad(*args, **kwargs)
+
+        return watched
+
     def _watching_backward(self, backward: Callable[..., None]) -> Callable[..., None]:
         """``torch.autograd.backward`` that first has the guard watch, as updated by hand, the
         leaves it accumulates into that no guarded optimizer holds."""
@@ -153,7 +171,9 @@ class Guard(Passes, Steps):
         if found in self.findings:
             return
         self.findings.append(found)
-        if self._on_error == "warn":
+        if self._on_error == "warn" and found.at is not None:
+            warnings.warn_explicit(found.message, GradientMisuseWarning, *found.at)
+        elif self._on_error == "warn":
             warnings.warn(
                 found.message, GradientMisuseWarning, stacklevel=_reading.user_stacklevel()
             )
@@ -172,17 +192,22 @@ class Removable(Protocol):
 
 
 class _Replaced:
-    """``owner.name`` replaced by ``wrap(owner.name)`` until :meth:`remove` puts it back."""
+    """``owner.name`` replaced by ``wrap(owner.name)`` until :meth:`remove` puts it back. On an
+    instance, the replacement shadows the class's method, and removing it uncovers that again."""
 
     def __init__(
         self, owner: object, name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
     ) -> None:
         self._owner, self._name = owner, name
+        self._shadowed = not isinstance(owner, type) and name not in vars(owner)
         self._original = getattr(owner, name)
         setattr(owner, name, wrap(self._original))
 
     def remove(self) -> None:
-        setattr(self._owner, self._name, self._original)
+        if self._shadowed:
+            delattr(self._owner, self._name)
+        else:
+            setattr(self._owner, self._name, self._original)
 
 
 def _check_arguments(

@@ -9,6 +9,7 @@ of a pass meant for a step is a ZG003.
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from collections.abc import Iterable
 
@@ -16,7 +17,7 @@ import torch
 
 from zerograd_lint.runtime import _reading
 from zerograd_lint.runtime._findings import Finding, finding
-from zerograd_lint.runtime._state import OptState, ParamState, PassState, names_of
+from zerograd_lint.runtime._state import Discard, OptState, ParamState, PassState, names_of
 
 
 class Passes:
@@ -30,6 +31,7 @@ class Passes:
 
     def _after_accumulate(self, param: ParamState, tensor: torch.Tensor) -> None:
         current = self._pass or self._open_pass()
+        param.cleared_by = None
         if param.fresh and param.fresh[-1] is current:
             return
         param.fresh.append(current)
@@ -98,28 +100,39 @@ class Passes:
         if param.fresh and param.norm is not None and _reading.carries(param.norm):
             for opt in param.owners:
                 for gone in param.fresh:
-                    self._discards.setdefault((opt, gone), []).append(param)
+                    discard = self._discards.setdefault((opt, gone), Discard())
+                    discard.params.append(param)
+                    discard.cleared_by = discard.cleared_by or param.cleared_by
         param.fresh = []
         param.applied = set()
+        param.cleared_by = None
 
     def _judge(self) -> None:
         """ZG003 for each discarded pass meant for a step; hold the others until that is known."""
         discards, self._discards = self._discards, {}
-        for (opt, gone), params in discards.items():
+        for (opt, gone), discard in discards.items():
             if gone.key in opt.feeds or (self._accumulating and not gone.stepped):
-                self._emit(accumulation_discarded(opt, gone, params))
+                self._emit(accumulation_discarded(opt, gone, discard))
             else:
-                opt.held.setdefault(gone.key, (gone, set()))[1].update(params)
+                held = opt.held.setdefault(gone.key, (gone, Discard()))[1]
+                held.params.extend(p for p in discard.params if p not in held.params)
+                held.cleared_by = held.cleared_by or discard.cleared_by
 
 
-def accumulation_discarded(
-    opt: OptState, gone: PassState, params: Iterable[ParamState]
-) -> Finding:
-    """ZG003: a clear dropped what the pass ``gone`` gave ``params`` for a step of ``opt``."""
+def accumulation_discarded(opt: OptState, gone: PassState, discard: Discard) -> Finding:
+    """ZG003: a clear dropped what the pass ``gone`` gave ``discard.params`` for a step of
+    ``opt``. It is about the clear: when the clear is known (a guarded ``zero_grad()``), the
+    message names its line and a warning points there."""
+    if discard.cleared_by is None:
+        clear = "clear"
+    else:
+        file, line = discard.cleared_by
+        clear = f"zero_grad() at {os.path.basename(file)}:{line}"
     return finding(
         "ZG003",
         opt.name,
-        f"clear discarded gradients from the backward at {gone.where} that no {opt.step} applied",
-        names_of(params),
+        f"{clear} discarded gradients from the backward at {gone.where} that no {opt.step} applied",
+        names_of(discard.params),
         f"clear only after the {opt.step} that applies them",
+        at=discard.cleared_by,
     )

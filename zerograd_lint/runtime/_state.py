@@ -53,6 +53,22 @@ class ParamState:
     """.grad and its version when the last pass ended."""
     snapshot: tuple[torch.Tensor, int] | None = None
     """Updated by hand: a copy of the tensor and its version when the guard last looked at it."""
+    cleared_by: Line | None = None
+    """The user's line of the last ``zero_grad()`` of a guarded optimizer over this parameter
+    since a pass last added to it: where a clear the guard notices later was made."""
+
+
+Line = tuple[str, int]
+"""A file name and a line number."""
+
+
+@dataclass(eq=False)
+class Discard:
+    """What a clear dropped of one pass, for one optimizer: the parameters, and the line of the
+    clear when it was a guarded optimizer's ``zero_grad()``."""
+
+    params: list[ParamState] = field(default_factory=list)
+    cleared_by: Line | None = None
 
 
 @dataclass(eq=False)
@@ -68,7 +84,7 @@ class OptState:
     params: list[ParamState] = field(default_factory=list)
     feeds: set[object] = field(default_factory=set)
     """Keys of the passes whose contributions a step of this optimizer applied."""
-    held: dict[object, tuple[PassState, set[ParamState]]] = field(default_factory=dict)
+    held: dict[object, tuple[PassState, Discard]] = field(default_factory=dict)
     """Discards of passes not (yet) known to feed this optimizer, one per pass key."""
     in_closure: bool = False
     reaccumulated: list[ParamState] = field(default_factory=list)

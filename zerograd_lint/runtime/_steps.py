@@ -70,7 +70,7 @@ class Steps:
                     opt.name,
                     f"{opt.step} applies no gradient: those of the backward at"
                     f" {mine[-1][0].where} were cleared before it",
-                    names_of(p for _, dropped in mine for p in dropped),
+                    names_of(p for _, dropped in mine for p in dropped.params),
                     f"clear before backward or after {opt.step}, not between them",
                 )
             )
