@@ -23,21 +23,32 @@ import tempfile
 from pathlib import Path
 
 
-def said(command: list[str], tree: Path) -> tuple[set[str], set[str]]:
-    """The findings (as canonical JSON) and the error lines of one run on `tree`."""
+# Fields a version before may lack: its findings are compared without them. `related` came with
+# issue 19 (the calls a finding is about were until then named only in its message).
+NEWER_FIELDS = ("related",)
+
+
+def said(command: list[str], tree: Path) -> tuple[list[dict], set[str]]:
+    """The findings and the error lines of one run on `tree`."""
     with tempfile.TemporaryDirectory() as empty:  # no cache, no config but the tree's own
         done = subprocess.run(
             [*command, "--no-cache", "--output-format", "json", str(tree.resolve())],
             capture_output=True, text=True, cwd=empty,
         )
     if done.returncode not in (0, 1):
-        return set(), {f"exit {done.returncode}: {done.stderr.strip()}"}
-    findings = {json.dumps(f, sort_keys=True) for f in json.loads(done.stdout or "[]")}
-    return findings, {line for line in done.stderr.splitlines() if line.strip()}
+        return [], {f"exit {done.returncode}: {done.stderr.strip()}"}
+    return json.loads(done.stdout or "[]"), {line for line in done.stderr.splitlines() if line.strip()}
+
+
+def canonical(findings: list[dict], lacking: set[str]) -> set[str]:
+    """Each finding as canonical JSON, without the fields the other version lacks."""
+    return {json.dumps({k: v for k, v in f.items() if k not in lacking}, sort_keys=True) for f in findings}
 
 
 def compare(before: list[str], after: list[str], tree: Path) -> list[str]:
-    (old_findings, old_errors), (new_findings, new_errors) = said(before, tree), said(after, tree)
+    (old, old_errors), (new, new_errors) = said(before, tree), said(after, tree)
+    lacking = {k for k in NEWER_FIELDS if any(k not in f for f in old + new)}
+    old_findings, new_findings = canonical(old, lacking), canonical(new, lacking)
     differences = []
     for kind, was, now in (("finding", old_findings, new_findings), ("error", old_errors, new_errors)):
         differences += [f"  - {kind} {item}" for item in sorted(was - now)]

@@ -109,6 +109,11 @@ def test_json_output(tree: Path) -> None:
         "end_line": 4,
         "end_column": 4,
         "fix": None,
+        "related": [
+            {"role": "step", "path": "stale.py", "line": 7, "column": 5, "text": "optimizer.step()", "subject": "optimizer"},
+            {"role": "earlier step", "path": "stale.py", "line": 7, "column": 5, "text": "optimizer.step()",
+             "subject": "optimizer"},
+        ],
     }
 
 
@@ -349,9 +354,9 @@ def test_the_console_script_leaves_the_cycle_collector_off(monkeypatch: pytest.M
 
 @pytest.mark.parametrize(("arguments", "environment", "said"), [
     (["--output-format", "JSON", "x.py"], {},
-     "zerograd-lint: error: --output-format: 'JSON' is not one of 'concise', 'github', 'json', 'json-lines', 'sarif'."),
+     "zerograd-lint: error: --output-format: 'JSON' is not one of 'concise', 'full', 'github', 'json', 'json-lines', 'sarif'."),
     (["x.py"], {"ZEROGRAD_LINT_OUTPUT_FORMAT": "JSON"},
-     "zerograd-lint: error: ZEROGRAD_LINT_OUTPUT_FORMAT: 'JSON' is not one of 'concise', 'github', 'json', 'json-lines', 'sarif'."),
+     "zerograd-lint: error: ZEROGRAD_LINT_OUTPUT_FORMAT: 'JSON' is not one of 'concise', 'full', 'github', 'json', 'json-lines', 'sarif'."),
     (["--bogus"], {}, "zerograd-lint: error: No such option '--bogus'. Did you mean '--verbose'?"),
     (["--select", "E501", "x.py"], {}, "zerograd-lint: error: --select: unknown rule code or prefix: E501"),
 ])

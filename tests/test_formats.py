@@ -59,7 +59,7 @@ def versionless(text: str) -> str:
 @pytest.mark.parametrize(
     ("output_format", "golden_name"),
     [("concise", "concise.txt"), ("json", "json.json"), ("json-lines", "json-lines.jsonl"),
-     ("github", "github.txt"), ("sarif", "sarif.json")],
+     ("github", "github.txt"), ("sarif", "sarif.json"), ("full", "full.txt")],
 )
 def test_golden_output(project: Path, golden: Callable[[str, str], None], output_format: str, golden_name: str) -> None:
     result = run("--output-format", output_format, ".")
@@ -238,3 +238,50 @@ def test_the_context_keeps_its_keyword() -> None:
     from zerograd_lint.report.context import Context
 
     assert Context(repository_root=Path("/repo")).repository_path("/repo/pkg/a.py") == "pkg/a.py"
+
+
+# Issue 19, item 12: every line a finding is about, in every format.
+
+
+def test_sarif_and_json_carry_the_calls_a_finding_is_about(project: Path) -> None:
+    log = json.loads(run("--output-format", "sarif", "pkg/accumulate.py").stdout)
+    [result] = log["runs"][0]["results"]
+    related = [(r["id"], r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"],
+                r["message"]["text"]) for r in result["relatedLocations"]]
+    assert [(i, uri, line) for i, uri, line, _ in related] == [
+        (1, "pkg/accumulate.py", 9), (2, "pkg/accumulate.py", 10), (3, "pkg/accumulate.py", 12)]
+    assert [text.split(":")[0] for *_, text in related] == ["clear", "backward", "step"]
+    [found] = json.loads(run("--output-format", "json", "pkg/accumulate.py").stdout)
+    assert [(r["role"], r["line"], r["column"], r["text"]) for r in found["related"]] == [
+        ("clear", 9, 5, "optimizer.zero_grad()"),
+        ("backward", 10, 5, "(torch.nn.functional.mse_loss(model(x), y) / 4).backward()"),
+        ("step", 12, 9, "optimizer.step()"),
+    ]
+    [line] = run("--output-format", "json-lines", "pkg/accumulate.py").stdout.splitlines()
+    assert json.loads(line)["related"] == found["related"]
+
+
+def test_full_shows_the_lines_checked_from_stdin_not_the_file_on_disk(project: Path) -> None:
+    text = Path("train.py").read_text(encoding="utf-8").replace("for x, y in data:", "for x, y in data:  # from stdin")
+    result = CliRunner().invoke(main, ["--isolated", "--output-format", "full", "--stdin-filename", "train.py", "-"],
+                                input=text, catch_exceptions=False)
+    assert result.exit_code == 1, result.stderr
+    assert " 8 | for x, y in data:  # from stdin\n   | ^^^\n" in result.stdout
+
+
+def test_full_is_coloured_on_a_terminal_only(project: Path) -> None:
+    plain = run("--output-format", "full", "train.py", color=False).stdout
+    styled = run("--output-format", "full", "train.py", env={"NO_COLOR": None, "FORCE_COLOR": None}, color=True).stdout
+    assert ESC not in plain and ESC in styled and click.unstyle(styled) == plain
+
+
+def test_full_leaves_out_lines_it_cannot_read(tmp_path: Path) -> None:
+    from zerograd_lint.findings import Finding, Related
+    from zerograd_lint.report import full
+    from zerograd_lint.report.context import Context
+
+    gone = Finding("gone.py", 3, 1, "ZG001", "m", "stale-gradients", 3, 4,
+                   related=(Related("step", "gone.py", 5, 5, "opt.step()"),))
+    assert full.render([gone], Context(tmp_path)) == (
+        "ZG001 stale-gradients: m\n --> gone.py:3:1\n\n"
+    )

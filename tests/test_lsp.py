@@ -271,3 +271,31 @@ async def test_the_document_is_checked_as_part_of_its_project(client: LanguageCl
         "optimizer.step() (steps.py line 3) applies gradients an earlier step already applied: "
         "nothing clears them in this loop"
     )
+
+
+def related(diagnostic: types.Diagnostic) -> list[tuple[str, str, int, int, int]]:
+    return [(r.message, r.location.uri, r.location.range.start.line, r.location.range.start.character,
+             r.location.range.end.character) for r in diagnostic.related_information or ()]
+
+
+@pytest.mark.asyncio
+async def test_a_diagnostic_carries_the_calls_it_is_about(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 19, item 12: the step (here also the earlier step) as `relatedInformation`."""
+    path = tmp_path / "train.py"
+    params = await published(client, lambda: open_document(client, path, TRAIN))
+    stale = params.diagnostics[0]
+    uri = path.as_uri()
+    assert related(stale) == [("step: optimizer.step()", uri, 6, 4, 20), ("earlier step: optimizer.step()", uri, 6, 4, 20)]
+    assert params.diagnostics[1].related_information is None  # a marker is about its own comment only
+
+
+@pytest.mark.asyncio
+async def test_a_call_in_another_file_is_related_with_that_files_uri(client: LanguageClient, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    (project / "steps.py").write_text(SIBLING_STEP)
+    params = await published(client, lambda: open_document(client, project / "train.py", CALLS_THE_SIBLING))
+    [stale] = params.diagnostics
+    steps = (project / "steps.py").as_uri()
+    assert related(stale) == [("step: optimizer.step()", steps, 2, 4, 20), ("earlier step: optimizer.step()", steps, 2, 4, 20)]

@@ -215,7 +215,7 @@ def notebook_project(folder: Path) -> Path:
 @pytest.mark.parametrize(
     ("output_format", "golden_name"),
     [("concise", "notebooks/concise.txt"), ("json", "notebooks/json.json"), ("github", "notebooks/github.txt"),
-     ("sarif", "notebooks/sarif.json")],
+     ("sarif", "notebooks/sarif.json"), ("full", "notebooks/full.txt")],
 )
 def test_golden_notebook_output(notebook_project: Path, golden: Callable[[str, str], None], output_format: str,
                                 golden_name: str) -> None:

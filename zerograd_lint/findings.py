@@ -28,7 +28,8 @@ class Fix:
 class Related:
     """A call a finding is about: `role` is "step", "earlier step", "clear" or "backward". Its
     position is 1-based; `subject` is the code naming the optimizer of a step or a clear
-    (`self.optimizer`), empty for others. It may be in another file than the finding."""
+    (`self.optimizer`), empty for others. It may be in another file than the finding. In a
+    notebook, `cell` and `line` are placed as a finding's are."""
 
     role: str
     path: str
@@ -36,6 +37,17 @@ class Related:
     column: int
     text: str
     subject: str = ""
+    cell: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON form: `cell` only in a notebook, `subject` only when there is one."""
+        found: dict[str, object] = {"role": self.role, "path": self.path, "line": self.line, "column": self.column}
+        if self.cell is not None:
+            found["cell"] = self.cell
+        found["text"] = self.text
+        if self.subject:
+            found["subject"] = self.subject
+        return found
 
 
 @total_ordering
@@ -88,6 +100,7 @@ class Finding:
         }
         if self.cell is not None:
             found["cell"] = self.cell
+        found["related"] = [r.as_dict() for r in self.related]
         return found
 
 

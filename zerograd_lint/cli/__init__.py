@@ -242,7 +242,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     elif show_loops:
         text = LOOPS[output_format](report.loops, output_file is None)
     else:
-        text = FORMATS[output_format](findings, Context(Path(config.root), styled=output_file is None, below_root=True))
+        texts = {path: fixed for path, (_, fixed) in report.fixes.changed.items()} if report.fixes else {}
+        if buffer is not None:  # `full` shows the lines checked: these are not (or no longer) on disk
+            texts.setdefault(buffer.path, buffer.content)
+        text = FORMATS[output_format](findings, Context(Path(config.root), styled=output_file is None, below_root=True,
+                                                        texts=texts))
     if output_file is not None:
         _write(output_file, text)
     elif level > SILENT:

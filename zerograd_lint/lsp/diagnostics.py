@@ -5,17 +5,24 @@ A finding's line and column are 1-based and its column counts code points; an LS
 code units unless the client offered another (pygls's `PositionCodec` knows which). A character
 outside the Basic Multilingual Plane (an emoji) is one code point but two UTF-16 units, so the
 column is converted from the line's own text, not shifted by one.
+
+The calls a finding is about (the step, the clear, the backward) are its `relatedInformation`:
+an editor lists them under the diagnostic and jumps to each. One in the document itself is
+placed in the client's units like the diagnostic; one in another file (a training step the loop
+calls) counts code points, which is the same for the ASCII that names calls.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from zerograd_lint.findings import Finding
+from zerograd_lint.findings import Finding, Related
 from zerograd_lint.report.context import level
 from zerograd_lint.report.sarif import help_uri
 
@@ -28,7 +35,9 @@ def lines_of(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
-def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
+def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec, uri: str | None = None) -> types.Diagnostic:
+    """`uri`: the document's (the file's URI from the finding's path when not given)."""
+    uri = uri or _uri(finding.path)
     return types.Diagnostic(
         range=types.Range(
             start=_position(finding.line, finding.column, lines, codec),
@@ -39,7 +48,23 @@ def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> 
         code=finding.code,
         code_description=types.CodeDescription(href=help_uri(finding.code)),
         source=SOURCE,
+        related_information=[_related(site, finding.path, uri, lines, codec) for site in finding.related] or None,
     )
+
+
+def _related(site: Related, path: str, uri: str, lines: Sequence[str], codec: PositionCodec) -> types.DiagnosticRelatedInformation:
+    if site.path == path:
+        start = _position(site.line, site.column, lines, codec)
+    else:
+        uri, start = _uri(site.path), types.Position(line=site.line - 1, character=site.column - 1)
+    end = types.Position(line=start.line, character=start.character + codec.client_num_units(site.text))
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=uri, range=types.Range(start=start, end=end)), message=f"{site.role}: {site.text}"
+    )
+
+
+def _uri(path: str) -> str:
+    return Path(os.path.abspath(path)).as_uri()
 
 
 def _position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> types.Position:

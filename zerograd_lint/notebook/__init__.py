@@ -18,7 +18,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from zerograd_lint.findings import Finding, SourceError
+from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.notebook.magics import neutralise
 
 SUFFIX = ".ipynb"
@@ -56,7 +56,12 @@ class Index:
         return replace(
             finding, cell=cell, line=line, end_line=end_line if end_cell == cell else line,
             message=_LINE_REFERENCE.sub(lambda m: self._reference(int(m.group(1))), finding.message),
+            related=tuple(self._related(r) if r.path == finding.path else r for r in finding.related),
         )
+
+    def _related(self, site: Related) -> Related:
+        cell, line = self.locate(site.line)
+        return replace(site, cell=cell, line=line)
 
     def place_error(self, error: SourceError) -> SourceError:
         """A syntax error's position, in the cell's terms (`syntax error at cell 3:2:5: ...`)."""
@@ -92,6 +97,11 @@ def read_notebook(data: bytes | str) -> Notebook:
         rows.extend(neutralise(lines))
         rows.append("")  # the blank row between cells
     return Notebook("".join(row + "\n" for row in rows), Index(tuple(starts), tuple(numbers)))
+
+
+def cell_lines(data: bytes | str) -> dict[int, list[str]]:
+    """The lines of each code cell, by cell number, as the notebook holds them (not neutralised)."""
+    return dict(_cells(_json(data)).code)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,11 @@ A region of a notebook would have to be a region of its JSON text, which no view
 cell; so a finding in a notebook gets ruff's fallback region (line 1, column 1), its message
 starts with the cell, line and column, and the result's `properties` carry them as numbers
 (`cell`, `cellLine`, `cellColumn`).
+
+Every call the finding is about (the step, an earlier step, the clear, the backward) is one of its
+`relatedLocations`, numbered from 1, its message saying its role and its text; a code scanning
+alert lists them under the result. One in a notebook gets the same fallback region, and its
+message says its cell and line.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 from zerograd_lint import __version__
 from zerograd_lint.codes import RULES
-from zerograd_lint.findings import Finding
+from zerograd_lint.findings import Finding, Related
 from zerograd_lint.report.context import Context, level
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -46,20 +51,36 @@ def rule(code: str) -> dict[str, Any]:
 
 
 def result(finding: Finding, context: Context) -> dict[str, Any]:
-    uri, relative = context.uri(finding.path)
-    artifact = {"uri": uri, "uriBaseId": "%SRCROOT%"} if relative else {"uri": uri}
     found: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": RULE_INDEX[finding.code],
         "level": level(finding.code),
         "message": {"text": finding.message},
-        "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(finding)}}],
+        "locations": [{"physicalLocation": _physical(finding.path, _region(finding), context)}],
     }
     if finding.cell is not None:
         where = f"cell {finding.cell}, line {finding.line}, column {finding.column}"
         found["message"] = {"text": f"{where}: {finding.message}"}
         found["properties"] = {"cell": finding.cell, "cellLine": finding.line, "cellColumn": finding.column}
+    if finding.related:
+        found["relatedLocations"] = [_related(index, site, context) for index, site in enumerate(finding.related, 1)]
     return found
+
+
+def _related(index: int, site: Related, context: Context) -> dict[str, Any]:
+    text = f"{site.role}: {site.text}"
+    if site.cell is not None:
+        region = {"startLine": 1, "startColumn": 1}
+        text = f"{site.role} (cell {site.cell}, line {site.line}, column {site.column}): {site.text}"
+    else:
+        region = {"startLine": site.line, "startColumn": site.column}
+    return {"id": index, "physicalLocation": _physical(site.path, region, context), "message": {"text": text}}
+
+
+def _physical(path: str, region: dict[str, int], context: Context) -> dict[str, Any]:
+    uri, relative = context.uri(path)
+    artifact = {"uri": uri, "uriBaseId": "%SRCROOT%"} if relative else {"uri": uri}
+    return {"artifactLocation": artifact, "region": region}
 
 
 def _region(finding: Finding) -> dict[str, int]:
