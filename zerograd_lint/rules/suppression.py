@@ -1,5 +1,6 @@
-"""Suppression: the `# noqa` and `# zerograd: accumulate` markers on a line, `# zerograd-lint: noqa`
-for a file, and ZG100 unused-marker for a marker that suppresses nothing.
+"""Suppression: the `# noqa` and `# zerograd: accumulate` markers on a line (a `# noqa: ZG...` also
+on the step or clear line of the finding), `# zerograd-lint: noqa` for a file, and ZG100
+unused-marker for a marker that suppresses nothing.
 
 It reads comments with `tokenize`, so it runs on files that are never parsed: it needs no LibCST.
 """
@@ -19,6 +20,10 @@ _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)
 _ACCUMULATE = re.compile(r"#\s*zerograd:\s*accumulate\b", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*zerograd-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
 _CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+# Besides the reported line, a `# noqa: ZG...` naming the code counts on the line of a step or a
+# clear the finding is about (in the same file), where people write it. Not a bare `# noqa`
+# there: that one is usually another tool's, and silences only what is reported on its line.
+_MARKABLE = ("step", "earlier step", "clear")
 
 
 # What a marker needs to say anything in a file with no finding: a ZG code, or our own name.
@@ -119,6 +124,10 @@ def suppressor(finding: Raw, markers: list[Marker]) -> Marker | None:
         if marker.kind == "file" and (marker.codes is None or finding.code in marker.codes):
             return marker
         if marker.kind == "noqa" and marker.line == finding.line and (marker.codes is None or finding.code in marker.codes):
+            return marker
+        if marker.kind == "noqa" and marker.codes is not None and finding.code in marker.codes and any(
+            role in _MARKABLE and site.line == marker.line and site.path == finding.path for role, site in finding.related
+        ):
             return marker
         if (
             marker.kind == "accumulate" and finding.code == "ZG001" and finding.loop is not None
