@@ -146,12 +146,12 @@ def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary()
     if cache is None or loops:
         return check_project(sources, vocabulary, team=team, loops=loops)
     whole = cache_key("all", sources, vocabulary)
-    if (hit := cache.get(whole)) is not None:
+    if (hit := cache.get(whole, sources)) is not None:
         return Result(*hit)
     with Run(sources, vocabulary, team=team) as run:
         chosen = run.choose()
         part = cache_key("chosen", chosen, vocabulary)
-        if (hit := cache.get(part)) is not None:
+        if (hit := cache.get(part, chosen)) is not None:
             analysed = Analysed(hit[0], hit[1], [])
         else:
             analysed = run.analyse()
