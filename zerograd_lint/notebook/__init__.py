@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from zerograd_lint.findings import Finding, Related, SourceError
+from zerograd_lint.findings import Finding, Related, SourceError, describe
 from zerograd_lint.notebook.magics import neutralise
 
 SUFFIX = ".ipynb"
@@ -119,6 +120,17 @@ def _json(data: bytes | str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotANotebook(f"not a notebook: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise NotANotebook("not a notebook: JSON nested too deeply to read") from None
+    except ValueError as exc:  # an integer longer than int() takes (4,300 digits), or another limit of json's
+        raise NotANotebook(f"not a notebook: {_json_limit(exc)}") from None
+
+
+def _json_limit(exc: ValueError) -> str:
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    if limit and "integer string conversion" in str(exc):
+        return f"an integer of more than {limit:,} digits"
+    return f"invalid JSON: {describe(exc)}"
 
 
 def _cells(document: Any) -> _Cells:
