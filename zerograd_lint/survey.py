@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,9 @@ from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CL
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
 MAX_DEPTH = 1000
+# What Python refuses in a text before parsing it: a NUL, a lone surrogate (not a character)
+_REFUSED = re.compile("[\x00\ud800-\udfff]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = calls_that(ACCUMULATES, UPDATES)
@@ -80,9 +84,11 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
+        if exc.lineno is None:  # a NUL (Python 3.11 and later say where no more than that)
+            raise Unparsable(_refused_character(text) or f"syntax error: {exc.msg}") from None
         raise Unparsable(f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:
-        raise Unparsable(f"too deeply nested to analyse ({type(exc).__name__})") from None
+    except (RecursionError, MemoryError, ValueError) as exc:  # a lone surrogate is a UnicodeEncodeError
+        raise Unparsable(_refused_character(text) or f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
     survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())
     words.survey = survey
@@ -146,6 +152,19 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             survey.top[statement.name] = within(def_lines, statement)
     survey.outline = outline(tree, def_lines)
     return survey
+
+
+def _refused_character(text: str) -> str | None:
+    """Why Python refuses a text before parsing it, and where: a NUL, or a lone surrogate (a text
+    given as such may hold one: a notebook's JSON escape, an editor's buffer)."""
+    found = _REFUSED.search(text)
+    if found is None:
+        return None
+    rows = _LINE_BREAK.split(text[: found.start()])
+    at = f"{len(rows)}:{len(rows[-1]) + 1}"
+    if found.group() == "\x00":
+        return f"a NUL character at {at}: source code cannot contain null bytes"
+    return f"a lone surrogate U+{ord(found.group()):04X} at {at}: surrogates are not allowed in source code"
 
 
 def _concrete(*bases: type) -> frozenset[type]:

@@ -10,6 +10,7 @@ and decodes. A source is text, or bytes, or a view of the bytes a file was read 
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -22,6 +23,7 @@ _NUL = re.compile(b"\x00")  # searched in place
 _LINE_END = re.compile(b"\n")
 _UTF_8 = ("utf-8", "utf-8-sig")  # as `tokenize.detect_encoding` names them
 BINARY = "binary file (contains NUL bytes)"
+_SAMPLE = 64  # bytes: enough to tell UTF-16 or UTF-32 from their first characters
 
 
 class Texts(Mapping[str, str]):
@@ -98,11 +100,41 @@ def decode(source: Source, path: str) -> str:
         text = str(source, encoding)
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         if _NUL.search(source):
-            raise SourceError(path, BINARY) from None
+            raise SourceError(path, _wide(source) or BINARY) from None
         raise SourceError(path, f"cannot decode: {exc}") from None
     if ("\x00" in text) if encoding in _UTF_8 else _NUL.search(source):
-        raise SourceError(path, BINARY)
+        raise SourceError(path, _wide(source) or BINARY)
     return text
+
+
+def _wide(source: bytes | memoryview) -> str | None:
+    """Why a file with NUL bytes is not binary but text Python cannot read: UTF-16 or UTF-32, told
+    by its byte order mark, or by the NUL bytes of its first characters (ASCII, as code starts)."""
+    start = bytes(source[:_SAMPLE])
+    if start.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        wide = "UTF-32"
+    elif start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        wide = "UTF-16"
+    else:
+        width = next((width for width in (2, 4) if _nul_padded(start, width)), None)
+        if width is None:
+            return None
+        wide = f"UTF-{8 * width}"
+    return f"{wide} is not supported: Python source must be UTF-8 or declare its encoding"
+
+
+def _nul_padded(start: bytes, width: int) -> bool:
+    """Each character `width` bytes wide, one of them not NUL and the others NUL (little or big
+    endian), for two characters at least."""
+    start = start[: len(start) // width * width]
+    if len(start) < 2 * width:
+        return False
+    for low in (0, width - 1):
+        if all(start[i] for i in range(low, len(start), width)) and not any(
+            start[i] for i in range(len(start)) if i % width != low
+        ):
+            return True
+    return False
 
 
 def _first_lines(source: bytes | memoryview) -> bytes:

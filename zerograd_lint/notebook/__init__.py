@@ -24,9 +24,10 @@ from zerograd_lint.notebook.magics import neutralise
 
 SUFFIX = ".ipynb"
 
-# The core's messages name calls by row: `opt.step() (line 14)`; its syntax errors say `at 12:5`.
+# The core's messages name calls by row: `opt.step() (line 14)`; its errors say where first,
+# `syntax error at 12:5: ...`, `a NUL character at 3:9: ...`.
 _LINE_REFERENCE = re.compile(r"\(line (\d+)\)")
-_SYNTAX_ERROR_AT = re.compile(r"^syntax error at (\d+):(\d+)")
+_ERROR_AT = re.compile(r"^([^:]*) at (\d+):(\d+)")
 
 
 class NotANotebook(ValueError):
@@ -65,13 +66,14 @@ class Index:
         return replace(site, cell=cell, line=line)
 
     def place_error(self, error: SourceError) -> SourceError:
-        """A syntax error's position, in the cell's terms (`syntax error at cell 3:2:5: ...`)."""
-        match = _SYNTAX_ERROR_AT.match(error.reason)
+        """An error's position, in the cell's terms (`syntax error at cell 3:2:5: ...`)."""
+        match = _ERROR_AT.match(error.reason)
         if not match or not self.starts:
             return error
-        cell, line = self.locate(int(match.group(1)))
+        what, row, column = match.groups()
+        cell, line = self.locate(int(row))
         rest = error.reason[match.end():]
-        return SourceError(error.path, f"syntax error at cell {cell}:{line}:{match.group(2)}{rest}")
+        return SourceError(error.path, f"{what} at cell {cell}:{line}:{column}{rest}")
 
     def _reference(self, row: int) -> str:
         cell, line = self.locate(row)
