@@ -2,13 +2,16 @@
 run's first helper before anything else is imported (`zerograd_lint.schedule.early.Early`), then runs
 the command line (`zerograd_lint.cli.run`)."""
 
+import os
 import sys
 
 
 def run() -> None:
-    from zerograd_lint.schedule.early import Early
+    try:
+        from zerograd_lint.schedule.early import Early
 
-    early = Early.start(sys.argv[1:])
-    from zerograd_lint.cli import run as run_command_line
-
+        early = Early.start(sys.argv[1:])
+        from zerograd_lint.cli import run as run_command_line
+    except KeyboardInterrupt:  # before the command line can take Ctrl-C (`cli.options.DefaultGroup`)
+        os._exit(130)
     run_command_line(early)

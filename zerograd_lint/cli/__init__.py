@@ -2,7 +2,7 @@
 
 Exit codes: 0 no findings, 1 findings, 2 a usage or configuration error, a file that could not be
 checked, an output file that could not be written, or an internal error. `--exit-zero` turns 1
-into 0 and never hides a 2.
+into 0 and never hides a 2. Ctrl-C exits 130, silently (`options.DefaultGroup`).
 
 Configuration is read by an eager callback of `--config` (as black's `read_pyproject_toml`):
 click handles eager parameters before the others, those given on the command line first, so by
@@ -67,12 +67,14 @@ from zerograd_lint.cli.options import (
     load_configuration,
     patterns,
     per_file_ignores,
+    serve_until_interrupted,
 )
 from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.context import Context
+from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
 from zerograd_lint.runner import Buffer, check_files, fix_files
@@ -255,7 +257,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         print_stdin_fixed(report, buffer)
     if level > SILENT:
         for error in report.errors:
-            click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
+            click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
     if level >= NORMAL:
         close(report, findings, diff, unwritten, searched=STDIN not in paths)
     if report.errors:
@@ -284,7 +286,7 @@ def server(debounce: float, stdio: bool) -> None:
             raise
         raise Failure(f"the language server is an extra ({exc.name} is not installed): "
                       "pip install 'zerograd-lint[lsp]'") from None
-    serve(debounce)
+    serve_until_interrupted(lambda: serve(debounce))
 
 
 def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:
@@ -324,11 +326,11 @@ def _colour(flag: bool | None, environ: Mapping[str, str]) -> bool | None:
 
 def _log_setup(config: Config, isolated: bool, files: int) -> None:
     if config.path is not None:
-        used = f"configuration: {config.path}"
+        used = f"configuration: {quote_path(str(config.path))}"
     else:
         used = "configuration: none (--isolated)" if isolated else "configuration: none found, defaults used"
     click.echo(f"zerograd-lint: {used}", err=True)
-    click.echo(f"zerograd-lint: project root: {os.path.abspath(config.root)}", err=True)
+    click.echo(f"zerograd-lint: project root: {quote_path(os.path.abspath(config.root))}", err=True)
     click.echo(f"zerograd-lint: {files} file{'s' if files != 1 else ''} to check", err=True)
 
 
@@ -337,4 +339,4 @@ def _write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise Failure(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise Failure(f"{quote_path(str(path))}: cannot write: {exc.strerror or exc}") from None

@@ -11,6 +11,7 @@ import click
 from zerograd_lint.cli.options import Failure
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report.concise import position
+from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.summary import fix_summary, summary
 from zerograd_lint.runner import Buffer, Report
 
@@ -23,8 +24,8 @@ def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, s
         click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
         return
     for declined in report.fixes.declined:
-        where = f"{declined.finding.path}:{position(declined.finding)}"
-        click.echo(f"{where}: {declined.finding.code} not fixed: {declined.reason}", err=True)
+        where = f"{quote_path(declined.finding.path)}:{position(declined.finding)}"
+        click.echo(f"{where}: {declined.finding.code} not fixed: {escape_text(declined.reason)}", err=True)
     checked = len(report.errors) - unwritten
     click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched), err=True)
 

@@ -4,8 +4,10 @@ callbacks that read its options (codes, patterns, per-file ignores, the configur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import signal
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -15,6 +17,7 @@ from zerograd_lint.config import Config, ConfigError, find_config, load_config
 from zerograd_lint.settings import unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
 SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
 STDIN = "-"
@@ -52,14 +55,21 @@ class DefaultGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
             args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        """A usage error is one line naming what was typed, as a configuration error is."""
+        """A usage error is one line naming what was typed, as a configuration error is. Ctrl-C
+        exits 130 (not click's "Aborted!" and 1, which means findings), whatever --exit-zero says,
+        and prints nothing: the shell shows that it was interrupted."""
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise Failure(one_line(exc)) from None
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The default command's help, under the program's own name, then the commands."""
@@ -68,6 +78,24 @@ class DefaultGroup(click.Group):
                            help_option_names=ctx.help_option_names) as shown:
             default.format_help(shown, formatter)
         self.format_commands(ctx, formatter)
+
+
+def serve_until_interrupted(serve: Callable[[], None]) -> None:
+    """Run a server that also returns, quietly, on Ctrl-C (pygls takes KeyboardInterrupt for a
+    way to stop); exit 130 then, as a check does."""
+    interrupted: list[int] = []
+
+    def note(signal_number: int, frame: FrameType | None) -> None:
+        interrupted.append(signal_number)
+        signal.default_int_handler(signal_number, frame)
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        serve()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
 def one_line(error: click.UsageError) -> str:

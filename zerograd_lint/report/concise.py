@@ -1,6 +1,7 @@
 """`path:line:col: CODE message`, one finding per line: what flake8, ruff and every editor parse.
 
 A finding in a notebook says its cell first, as ruff prints it: `nb.ipynb:cell 3:2:1: ZG001 ...`.
+A path that would break its line is quoted (`zerograd_lint.report.escaping`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import click
 
 from zerograd_lint.findings import Finding
 from zerograd_lint.report.context import Context
+from zerograd_lint.report.escaping import escape_text, quote_path
 
 
 def position(finding: Finding, separator: str = ":") -> str:
@@ -20,14 +22,14 @@ def position(finding: Finding, separator: str = ":") -> str:
 
 
 def line(finding: Finding) -> str:
-    return f"{finding.path}:{position(finding)}: {finding.code} {finding.message}"
+    return f"{quote_path(finding.path)}:{position(finding)}: {finding.code} {escape_text(finding.message)}"
 
 
 def styled_line(finding: Finding) -> str:
     colon = click.style(":", fg="cyan")
     return (
-        f"{click.style(finding.path, bold=True)}{colon}{position(finding, colon)}{colon} "
-        f"{click.style(finding.code, fg='red', bold=True)} {finding.message}"
+        f"{click.style(quote_path(finding.path), bold=True)}{colon}{position(finding, colon)}{colon} "
+        f"{click.style(finding.code, fg='red', bold=True)} {escape_text(finding.message)}"
     )
 
 

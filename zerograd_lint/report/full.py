@@ -29,6 +29,7 @@ import click
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding
 from zerograd_lint.report.context import Context
+from zerograd_lint.report.escaping import escape_text, quote_path
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ def render(findings: Sequence[Finding], context: Context = Context()) -> str:
 def block(finding: Finding, context: Context) -> str:
     style = _Style(context.styled)
     name = RULES[finding.code].name if finding.code in RULES else ""
-    out = [f"{style.code(finding.code)} {style.bold(name + ':')} {finding.message}" if name else
-           f"{style.code(finding.code)} {finding.message}"]
+    message = escape_text(finding.message)
+    out = [f"{style.code(finding.code)} {style.bold(name + ':')} {message}" if name else
+           f"{style.code(finding.code)} {message}"]
     width = finding.end_column - finding.column if finding.end_line == finding.line else 0
     marks = {(finding.path, finding.cell): [_Mark(finding.line, finding.column, width, "", True)]}
     for site in finding.related:
@@ -60,7 +62,7 @@ def block(finding: Finding, context: Context) -> str:
             marked[same] = replace(marked[same], label=f"{marked[same].label}, {site.role}")
     for index, ((path, cell), marked) in enumerate(marks.items()):
         first = marked[0]
-        where = f"{path}:{'' if cell is None else f'cell {cell}:'}{first.line}:{first.column}"
+        where = f"{quote_path(path)}:{'' if cell is None else f'cell {cell}:'}{first.line}:{first.column}"
         lines = context.lines(path, cell)
         out.extend(_snippet("-->" if index == 0 else ":::", where, marked, lines, style))
     if finding.fix is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from zerograd_lint.checked_loops import CheckedLoop, Verdict, describe, verdicts_text
+from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.sites import Site
 
 
@@ -32,8 +33,8 @@ def heading(loop: CheckedLoop) -> str:
 
 
 def line(loop: CheckedLoop, styled: bool = False) -> str:
-    path = click.style(loop.path, bold=True) if styled else loop.path
-    return f"{path}:{position(loop)}: {heading(loop)}  {verdicts_text(loop)}"
+    path = click.style(quote_path(loop.path), bold=True) if styled else quote_path(loop.path)
+    return f"{path}:{position(loop)}: {heading(loop)}  {escape_text(verdicts_text(loop))}"
 
 
 def render_text(loops: Sequence[CheckedLoop], styled: bool = False) -> str:
