@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from zerograd_lint import checked_loops
 from zerograd_lint.cache import Cache
 from zerograd_lint.cache import key as cache_key
-from zerograd_lint.files import FileSelection, read_source
+from zerograd_lint.files import FileSelection
+from zerograd_lint.files.reading import LIMIT, NOTEBOOK_LIMIT, NotRead, check_size, read_source
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.schedule.early import Early, Reader
@@ -96,8 +97,13 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         path = item.path if isinstance(item, Buffer) else item
         try:
             content = item.content if isinstance(item, Buffer) else (
-                read_source(path) if is_notebook(path) else reader.read(path)
+                read_source(path, NOTEBOOK_LIMIT) if is_notebook(path) else reader.read(path)
             )
+            if isinstance(item, Buffer):  # held to the limits a file's reading is
+                check_size(content, NOTEBOOK_LIMIT if is_notebook(path) else LIMIT)
+        except NotRead as exc:
+            report.errors.append(SourceError(path, str(exc)))
+            continue
         except OSError as exc:
             report.errors.append(SourceError(path, f"cannot read: {exc.strerror or exc}"))
             continue
@@ -106,7 +112,8 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             continue
         try:
             notebook = read_notebook(content)
-        except NotANotebook as exc:
+            check_size(notebook.source, holder="its code cells hold ")
+        except (NotANotebook, NotRead) as exc:
             report.errors.append(SourceError(path, str(exc)))
             continue
         sources[path], notebooks[path] = notebook.source, notebook.index

@@ -5,10 +5,12 @@ the diff; stdin's text fixed; and, on stderr, why each finding not fixed was not
 from __future__ import annotations
 
 import sys
+from typing import BinaryIO, TextIO
 
 import click
 
 from zerograd_lint.cli.options import Failure
+from zerograd_lint.files.reading import Head, read_stream
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report.concise import position
 from zerograd_lint.report.escaping import escape_text, quote_path
@@ -68,11 +70,19 @@ def print_stdin_fixed(report: Report, buffer: Buffer | None) -> None:
     data = content.encode() if isinstance(content, str) else content
     sys.stdout.flush()
     sys.stdout.buffer.write(data)  # the bytes as they were read: the same encoding and line breaks
+    if isinstance(content, Head):  # too large to check: the rest of it, as it comes
+        stream = _stdin_stream()
+        while chunk := stream.read(1 << 20):
+            sys.stdout.buffer.write(chunk.encode() if isinstance(chunk, str) else chunk)
     sys.stdout.buffer.flush()
 
 
 def read_stdin() -> bytes:
+    """What stdin holds; a `Head` of it if it holds more than can be checked (the rest is not read)."""
+    return read_stream(_stdin_stream())
+
+
+def _stdin_stream() -> BinaryIO | TextIO:
     if sys.stdin is None:  # a process started without standard input
         raise Failure("- reads standard input, and this process has none")
-    content = getattr(sys.stdin, "buffer", sys.stdin).read()
-    return content.encode() if isinstance(content, str) else content
+    return getattr(sys.stdin, "buffer", sys.stdin)

@@ -21,7 +21,6 @@ Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from zerograd_lint.files.gitignore import NOTHING_IGNORED, Gitignore, for_tree, git
 from zerograd_lint.files.patterns import PatternSet
+from zerograd_lint.files.reading import read_source  # noqa: F401 (the package imports it from here)
 
 # Folders that never hold the project's own training code: the default of `exclude`.
 DEFAULT_EXCLUDE = (
@@ -189,21 +189,3 @@ def repository_root(folder: str) -> Path:
     top = git(folder, "rev-parse", "--show-toplevel")
     return Path(os.fsdecode(top.rstrip(b"\n"))) if top else Path(folder)
 
-
-def read_source(path: str) -> bytes:
-    """The file's bytes, read to its end (`open`, `fstat` and one `read`: a third cheaper than
-    `Path.read_bytes` on a tree of small files). A regular file that gave its whole size and no
-    more has ended; any other (one that grew or shrank, one larger than a read gives at once, a
-    pipe, a device) is read on until a read returns nothing."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        info = os.fstat(fd)
-        chunk = os.read(fd, info.st_size + 1)
-        if len(chunk) == info.st_size and stat.S_ISREG(info.st_mode):
-            return chunk
-        chunks = [chunk]
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 
 _MOST = 0x7FFFF000  # what one `sendfile` moves at most, on Linux
 
@@ -34,25 +33,30 @@ class Arena:
         """Pickled for a helper as its file descriptor, which a helper forked from here has too."""
         return Arena, (self._fd, self.size)
 
-    def read(self, path: str) -> tuple[int, int]:
-        """Read a file to its end (raises `OSError`): where its bytes start, and how many."""
+    def read(self, path: str, limit: int | None = None) -> tuple[int, int]:
+        """Read a regular file to its end, as `zerograd_lint.files.reading.read_source` would (raises
+        `OSError`, its `NotRead` for a file that is not regular or holds more than `limit`, by
+        default its `LIMIT`): where its bytes start, and how many."""
+        from zerograd_lint.files.reading import LIMIT, open_source, too_large  # after the early fork
+
         assert self._map is None, "read after the arena was mapped"
+        limit = LIMIT if limit is None else limit
         start = self.size
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):  # a pipe, a device: read, then written here
-                while chunk := os.read(fd, 1 << 20):
-                    self.write(chunk)
-            else:  # one byte more than its size is asked for: a file that gave its size has ended
-                want = min(info.st_size + 1, _MOST)
-                sent = os.sendfile(self._fd, fd, None, want)
-                self.size += sent
-                if sent != info.st_size or want == _MOST:  # it grew, shrank, or is larger than one call moves
-                    while sent := os.sendfile(self._fd, fd, None, _MOST):
-                        self.size += sent
+        fd, size = open_source(path, limit)
+        try:  # one byte more than its size is asked for: a file that gave its size has ended
+            want = min(size + 1, _MOST)
+            sent = os.sendfile(self._fd, fd, None, want)
+            self.size += sent
+            if sent != size or want == _MOST:  # it grew, shrank, or is larger than one call moves
+                while self.size - start <= limit and (
+                    sent := os.sendfile(self._fd, fd, None, min(_MOST, limit + 1 - (self.size - start)))
+                ):
+                    self.size += sent
+            if self.size - start > limit:
+                raise too_large(None, limit)
         except BaseException:
             os.lseek(self._fd, start, os.SEEK_SET)  # what was written of it is written over
+            os.ftruncate(self._fd, start)  # and its memory given back
             self.size = start
             raise
         finally:
