@@ -5,9 +5,11 @@ the same filesystem), which gets the file's permission bits, is flushed to disk,
 over the file. An interrupted run leaves the old file or the new one, never a mix; a temporary
 file left by a run that was killed outright is named `.<name>.<random>.zerograd-lint`, which is
 never checked. A symbolic link is followed: its target is replaced, the link stays a link. The
-file is read again just before: if it changed since it was checked, it is left alone; so is a
-file its user may not write (renaming over it would work all the same). Owner and group are those
-of whoever runs the fix, as with any editor that saves this way.
+file is read again just before, and once more once the temporary file is on disk, just before
+the rename (the same file, size, time and bytes): if it changed since it was checked, it is left
+alone, so that a save landing meanwhile is kept; so is a file its user may not write (renaming
+over it would work all the same). Owner and group are those of whoever runs the fix, as with any
+editor that saves this way.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import stat
 import tempfile
 import tokenize
 
+from zerograd_lint.files.reading import NotRead, open_source
 from zerograd_lint.fix.rewrite import lines_of
 
 TEMPORARY_SUFFIX = ".zerograd-lint"
 _NO_NEWLINE = "\\ No newline at end of file\n"
 _WRITABLE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+_CHANGED = "it changed on disk while it was being checked"
 
 
 class NotWritten(Exception):
@@ -54,9 +58,8 @@ def write_atomically(path: str, original: bytes, fixed: bytes) -> None:
     """Replace the file at `path`, which must still hold `original`, with `fixed`."""
     target = os.path.realpath(path)
     try:
-        if _read(target) != original:
-            raise NotWritten("it changed on disk while it was being checked")
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        checked = _unchanged(target, original)
+        mode = stat.S_IMODE(checked.st_mode)
         if not mode & _WRITABLE or not os.access(target, os.W_OK):  # a rename would replace it all the same
             raise NotWritten("the file is read-only")
         folder, name = os.path.split(target)
@@ -69,6 +72,8 @@ def write_atomically(path: str, original: bytes, fixed: bytes) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(temporary, mode)
+        if _identity(_unchanged(target, original)) != _identity(checked):  # a save landed while it was written
+            raise NotWritten(_CHANGED)
         os.replace(temporary, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -79,9 +84,24 @@ def write_atomically(path: str, original: bytes, fixed: bytes) -> None:
     _sync_folder(folder)
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+def _unchanged(path: str, original: bytes) -> os.stat_result:
+    """What the file at `path` is, if it still holds `original`; raises `NotWritten` if not (a file
+    that is no longer a regular one, or is larger, is not read to its end), `OSError`."""
+    try:
+        fd, size = open_source(path, limit=len(original))
+    except NotRead:  # no longer a regular file, or larger
+        raise NotWritten(_CHANGED) from None
+    try:
+        info = os.fstat(fd)
+        if size != len(original) or os.read(fd, size + 1) != original:
+            raise NotWritten(_CHANGED)
+        return info
+    finally:
+        os.close(fd)
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 def _sync_folder(folder: str) -> None:
