@@ -70,7 +70,7 @@ def find_config(paths: Sequence[str]) -> Config:
     """The configuration that applies to `paths` (empty when there is none)."""
     for folder in _upwards(_common_folder(paths)):
         candidate = folder / FILE_NAME
-        if candidate.is_file():
+        if os.path.isfile(candidate):  # not `Path.is_file`: a folder that cannot be searched holds none
             table = _table(candidate)
             if table is not None:
                 return _interpret(candidate, table)
@@ -95,7 +95,7 @@ def _common_folder(paths: Sequence[str]) -> Path:
     if not paths:
         return Path.cwd()
     common = Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
-    return common if common.is_dir() else common.parent
+    return common if os.path.isdir(common) else common.parent
 
 
 def _upwards(folder: Path) -> Iterable[Path]:

@@ -118,7 +118,7 @@ def run(early: Early | None = None) -> None:
 
 @main.command("check", cls=Command, context_settings=CONTEXT_SETTINGS,
               short_help="Check PATHS (the default command: `zerograd-lint PATHS` is `zerograd-lint check PATHS`).")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str), is_eager=True)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False), is_eager=True)  # see discover
 # Rule selection
 @click.option("--select", multiple=True, callback=codes, metavar="CODES", default=("ZG",),
               help="Report only these codes or prefixes (comma separated). Default: all (ZG).")
@@ -230,7 +230,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
     report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
                                                          named=named, selection=files)
-    missing = [SourceError(item.path, "no such file or directory") for item in _missing(found)]
+    missing = [SourceError(item.path, item.reason) for item in _missing(found)]
     report.errors[:0] = missing
     report.files += len(missing)  # asked for, and could not be checked
     fixed_stdin = fix and not diff and STDIN in paths  # stdout is for the fixed source

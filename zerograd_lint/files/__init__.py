@@ -12,6 +12,8 @@ Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`
   being searched would report a file under a second name (the real one is walked anyway), and one
   that leads out of it (to `/`, to a sibling checkout) would pull in files that are not the
   project's own;
+- a folder that cannot be searched is reported, not skipped; a file that is not a regular one (a
+  named pipe, a device) is left out, and one named is refused when it is read (`reading.py`);
 - a path given explicitly is always checked, unless `force_exclude` is on and it is excluded
   (pre-commit passes files one by one, so that is how a configured exclude holds there); a file
   given explicitly is checked as part of its project (`beside.py` finds the files beside it that
@@ -21,6 +23,7 @@ Folders are searched for Python files (`*.py`, `*.pyi`) and Jupyter notebooks (`
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,9 +47,11 @@ NOTEBOOK_SUFFIXES = (".ipynb",)  # Jupyter notebooks: `zerograd_lint.notebook` r
 
 @dataclass(frozen=True)
 class Missing:
-    """A path given on the command line that does not exist."""
+    """A path given on the command line that does not exist or cannot be looked at, or a folder
+    that cannot be searched: why."""
 
     path: str
+    reason: str = "no such file or directory"
 
 
 @dataclass(frozen=True)
@@ -90,19 +95,22 @@ def discover(paths: Iterable[str], selection: FileSelection = FileSelection()) -
     """Python files and notebooks under `paths`, in a stable order, each once; see the module's docstring."""
     seen: set[str] = set()
     for given in paths:
-        if not os.path.exists(given):
-            yield Missing(given)
+        try:
+            is_folder = stat.S_ISDIR(os.stat(given).st_mode)
+        except OSError as exc:  # a folder on its way that cannot be searched is not "no such file"
+            yield Missing(given) if isinstance(exc, FileNotFoundError) else Missing(given, f"cannot read: {_why(exc)}")
             continue
         if selection.force_exclude and selection.is_excluded(given):
             continue
-        if os.path.isdir(given):
-            found: Iterable[tuple[str, str]] = _Walk(given, selection).files()
-        else:
-            found = [(given, os.path.realpath(given))]
+        walk = _Walk(given, selection) if is_folder else None
+        found: Iterable[tuple[str, str]] = walk.files() if walk else [(given, os.path.realpath(given))]
         for path, real in found:
             if real not in seen:
                 seen.add(real)
                 yield _display(path)
+        if walk:
+            yield from (Missing(_display(folder), f"cannot search this folder: {_why(exc)}")
+                        for folder, exc in walk.unsearchable)
 
 
 def named_files(paths: Iterable[str]) -> list[str]:
@@ -123,6 +131,7 @@ class _Walk:
         self.inside = os.path.join(self.tree, "")  # what a path inside the tree starts with
         self.selection = selection
         self.searched = {self.tree}  # real folders, so that links cannot make a folder count twice
+        self.unsearchable: list[tuple[str, OSError]] = []  # folders met that could not be listed, and why
 
     def files(self) -> Iterator[tuple[str, str]]:
         """(path, real path) of each Python file and notebook to check."""
@@ -133,7 +142,8 @@ class _Walk:
         """`relative` is `folder` relative to the project root, built up as the walk goes down."""
         try:  # most entries of a package (compiled files, data, headers) are left out before sorting
             entries = sorted(filter(_maybe_source, os.scandir(folder)), key=_name)
-        except OSError:
+        except OSError as exc:
+            self.unsearchable.append((folder, exc))
             return
         for entry in entries:
             try:
@@ -178,6 +188,10 @@ def _never_source(entry: os.DirEntry) -> bool:
     return entry.name in VERSION_CONTROL or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
 
 
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 def _display(path: str) -> str:
     """Paths as users typed them, without a leading './'."""
     normal = os.path.normpath(path)
@@ -188,4 +202,3 @@ def repository_root(folder: str) -> Path:
     """The top of the git work tree `folder` is in, else `folder`: where SARIF URIs start."""
     top = git(folder, "rev-parse", "--show-toplevel")
     return Path(os.fsdecode(top.rstrip(b"\n"))) if top else Path(folder)
-
