@@ -286,7 +286,12 @@ def server(debounce: float, stdio: bool) -> None:
             raise
         raise Failure(f"the language server is an extra ({exc.name} is not installed): "
                       "pip install 'zerograd-lint[lsp]'") from None
-    serve_until_interrupted(lambda: serve(debounce))
+    from zerograd_lint.lsp.framing import FramingError
+
+    try:
+        serve_until_interrupted(lambda: serve(debounce))
+    except FramingError as exc:  # the editor restarts a server that exits
+        raise Failure(f"language server: the client sent {exc}; connection closed") from None
 
 
 def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:

@@ -15,6 +15,7 @@ Python documents are checked (language `python`, or a `.py`/`.pyi` file).
 from __future__ import annotations
 
 import asyncio
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types
@@ -26,6 +27,7 @@ from zerograd_lint.files import PYTHON_SUFFIXES
 from zerograd_lint.findings import describe
 from zerograd_lint.lsp.document import Outcome, check_document
 from zerograd_lint.lsp.diagnostics import diagnostic, lines_of
+from zerograd_lint.lsp.framing import FramedStdin
 
 NAME = "zerograd-lint"
 
@@ -113,5 +115,6 @@ def build(debounce: float) -> ZerogradServer:
 
 
 def serve(debounce: float) -> None:
-    """Talk LSP over stdin and stdout until the client says exit."""
-    build(debounce).start_io()
+    """Talk LSP over stdin and stdout until the client says exit, or until its messages can no
+    longer be told apart (`framing.FramingError`)."""
+    build(debounce).start_io(FramedStdin(sys.stdin.buffer))
