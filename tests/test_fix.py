@@ -332,19 +332,17 @@ def test_lines_are_followed_through_insertions_and_moves() -> None:
 def test_a_project_that_cannot_be_analysed_as_a_whole_is_not_fixed(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from zerograd_lint import checker
-    from zerograd_lint.runner import fix_files
+    from zerograd_lint.runner import NotChecked, fix_files
 
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_bytes((FIXTURES / "ZG001" / "no_clear.py").read_bytes())
     real = checker.check_project
 
-    def check_project(sources, vocabulary=Vocabulary()):  # an internal error, for the whole project only
+    def check_project(sources, vocabulary=Vocabulary(), **options):  # an internal error, for the whole project only
         if len(sources) > 1:
             raise RuntimeError("boom")
-        return real(sources, vocabulary)
+        return real(sources, vocabulary, **options)
 
     monkeypatch.setattr(checker, "check_project", check_project)
-    report = fix_files([str(tmp_path / "a.py"), str(tmp_path / "b.py")])
-    assert report.fixes is not None and report.fixes.changed == {} and len(report.findings) == 2
-    assert {d.reason for d in report.fixes.declined} == {
-        "the project could not be analysed as a whole (an internal error), so nothing is fixed"}
+    with pytest.raises(NotChecked, match="^the project could not be checked: internal error: RuntimeError: boom$"):
+        fix_files([str(tmp_path / "a.py"), str(tmp_path / "b.py")])  # nor checked file by file instead

@@ -4,6 +4,7 @@ fails costs time, not a result."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,7 +19,9 @@ from zerograd_lint import prefilter, survey
 from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.runner import checked
+from zerograd_lint.findings import describe
 from zerograd_lint.schedule import processes, run, shares
+from zerograd_lint.schedule.endings import HelperDied
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import survey_module
 
@@ -219,13 +222,14 @@ def test_work_dealt_goes_to_the_helper_with_nothing_left_to_do() -> None:
 
 
 @needs_fork
-def test_work_dealt_to_a_helper_gone_is_done_here() -> None:
-    with processes.Team(None) as team:
-        gone, free = team.helper(0), team.helper(1)
+def test_work_dealt_goes_to_the_helpers_alive_and_a_death_is_reported() -> None:
+    with processes.Helper(None) as gone, processes.Helper(None) as free:  # not spawned by `gone`: not killed with it
         killed = gone.submit(_dies_in_a_helper, 0)
         jobs = processes.deal([gone, free], _square, [(n,) for n in range(4)], busy=[killed])
-        assert sorted(job.result()[0] for job in jobs) == [0, 1, 4, 9]
-        assert killed.result() == 0
+        assert [job.helper for job in jobs] == [free] * 4
+        assert [job.result() for job in jobs] == [(0, False), (1, False), (4, False), (9, False)]
+        with pytest.raises(HelperDied, match=r"failed \(exit status 3\)"):
+            killed.result()  # never done again here: what killed a helper could kill this process
 
 
 def _fails_in_a_helper(_context: object, n: int) -> int:
@@ -245,13 +249,23 @@ def _unpicklable_in_a_helper(_context: object, n: int) -> object:
 
 
 @needs_fork
-@pytest.mark.parametrize("work", [_fails_in_a_helper, _dies_in_a_helper, _unpicklable_in_a_helper])
-def test_a_failed_job_is_done_again_here(work) -> None:
+@pytest.mark.parametrize(("work", "raised"), [
+    (_fails_in_a_helper, "ValueError: only in a helper"),
+    (_dies_in_a_helper, r"HelperDied: a helper process failed \(exit status 3\)"),
+    (_unpicklable_in_a_helper, "HelperFailed: its result could not be sent from a helper .*"),
+])
+def test_a_failed_job_raises_here_what_failed_it_and_is_never_done_again(work, raised: str) -> None:
     with processes.Helper(None) as helper:
         failed = helper.submit(work, 1)
         after = helper.submit(_square, 2)
-        assert failed.result() == 1
-        assert after.result()[0] == 4  # done by the helper, or here if the helper died
+        with pytest.raises(Exception) as caught:
+            failed.result()
+        assert re.fullmatch(raised, describe(caught.value))
+        if work is _dies_in_a_helper:  # the helper's other jobs go with it
+            with pytest.raises(HelperDied):
+                after.result()
+        else:
+            assert after.result() == (4, False)
 
 
 def _echo(context: bytes, data: bytes) -> bytes:
@@ -317,10 +331,12 @@ def _exists(pid: int) -> bool:
 
 
 @needs_fork
-def test_the_jobs_of_a_helper_whose_spawner_died_are_done_here() -> None:
+def test_the_jobs_of_a_helper_whose_spawner_died_report_that() -> None:
     with processes.Team(None) as team:
-        assert team.helper(0).submit(_dies_in_a_helper, 1).result() == 1  # before it could spawn
-        assert team.helper(1).submit(_square, 3).result() == (9, True)
+        with pytest.raises(HelperDied):
+            team.helper(0).submit(_dies_in_a_helper, 1).result()  # before it could spawn
+        with pytest.raises(HelperDied):
+            team.helper(1).submit(_square, 3).result()
 
 
 def test_a_helper_that_cannot_be_forked_leaves_its_jobs_here(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,9 @@ def run() -> None:
 
         early = Early.start(sys.argv[1:])
         from zerograd_lint.cli import run as run_command_line
+    except MemoryError:  # before the command line can say so (it does once imported): one line, exit 2
+        os.write(2, b"zerograd-lint: error: out of memory\n")
+        os._exit(2)
     except KeyboardInterrupt:  # before the command line can take Ctrl-C (`cli.options.DefaultGroup`)
         os._exit(130)
     run_command_line(early)

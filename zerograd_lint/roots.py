@@ -13,7 +13,7 @@ import libcst as cst
 from zerograd_lint import rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.classifier import Classifier
-from zerograd_lint.findings import TOO_DEEP, SourceError
+from zerograd_lint.findings import TOO_DEEP, SourceError, describe
 from zerograd_lint.parts import Part
 from zerograd_lint.frameworks import ignite, lightning
 from zerograd_lint.flow import GaveUp, analyse
@@ -24,6 +24,8 @@ from zerograd_lint.project import TooDeep
 from zerograd_lint.scopes import Scope
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, ModuleSurvey
+
+TOO_LARGE = "too large to analyse (out of memory)"
 
 
 class Analyser:
@@ -100,6 +102,10 @@ class Analyser:
                         errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
                     except RecursionError:
                         errors.setdefault(module.path, SourceError(module.path, TOO_DEEP))
+                    except MemoryError:  # what this root allocated is freed as this unwinds: the others go on
+                        errors.setdefault(module.path, SourceError(module.path, TOO_LARGE))
+                    except Exception as exc:  # an internal error: this file's loss alone, named
+                        errors.setdefault(module.path, SourceError(module.path, f"internal error: {describe(exc)}"))
         return part
 
 

@@ -10,10 +10,14 @@ are reported (their findings, their errors). A notebook goes in as the Python of
 `fix_files` then fixes the reported findings where they can be (`zerograd_lint.fix`, which
 checks the fixed project again, in one call too); its report holds the findings of the sources
 as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks are not fixed.
+
+A file that cannot be checked is an error of its own; a project that cannot be checked as a
+whole (an internal error, out of memory) raises `NotChecked`, and is never checked otherwise.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -27,6 +31,7 @@ from zerograd_lint.files.reading import LIMIT, NOTEBOOK_LIMIT, NotRead, check_si
 from zerograd_lint.findings import Finding, SourceError, describe
 from zerograd_lint.notebook import Index, NotANotebook, is_notebook, read_notebook
 from zerograd_lint.schedule.early import Early, Reader
+from zerograd_lint.schedule.endings import HelperDied
 from zerograd_lint.settings import Settings, Vocabulary
 from zerograd_lint.texts import Source
 
@@ -36,6 +41,14 @@ if TYPE_CHECKING:
     from zerograd_lint.schedule.processes import Team
 
 NOTEBOOKS_ARE_NOT_FIXED = "notebooks are not fixed"
+_NO_MEMORY = re.compile(r"failed to map segment|cannot allocate memory", re.IGNORECASE)
+
+
+class NotChecked(Exception):
+    """The project could not be checked as a whole: an internal error, out of memory, a helper that
+    died. One line for the run: its files are never checked one by one instead, which would give
+    other findings (a file checked alone can get findings its project does not, and lose others).
+    A file that cannot be checked is an error of its own (`SourceError`), never this."""
 
 
 @dataclass(frozen=True)
@@ -122,13 +135,13 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         from zerograd_lint.files.beside import files_beside
 
         sources.update(files_beside(named, sources, selection, settings.vocabulary))
-    team = reader.sources(sources)
     try:
+        team = reader.sources(sources)
         with team or nullcontext():
             cache = Cache(settings.cache) if settings.cache else None
             results = [_only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops))]
-    except Exception:  # an internal error: check file by file so it costs one file, not the run
-        results = [_check_alone(path, sources[path], settings) for path in sources if path in asked]
+    except Exception as exc:  # never checked file by file instead: see NotChecked
+        raise _not_checked(exc) from exc
     report.loops = checked_loops.reported((loop for r in results for loop in r.loops), asked, settings, notebooks)
     if fix:
         report.unfixed = _reported(results, notebooks, settings)
@@ -188,16 +201,9 @@ def _only(asked: set[str], result: Result) -> Result:
 
 def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict[str, Index],
          settings: Settings, asked: set[str]) -> Fixes:
-    from zerograd_lint.checker import Result, check_project
-    from zerograd_lint.fix import Declined, Fixes, fix_project
+    from zerograd_lint.checker import check_project
+    from zerograd_lint.fix import fix_project
 
-    if len(results) != 1:  # the project could not be checked as one: a fixed one could not be checked again
-        reason = "the project could not be analysed as a whole (an internal error), so nothing is fixed"
-        return Fixes(
-            declined=[Declined(f, reason) for f in _reported(results, notebooks, settings)],
-            result=Result(findings={p: f for r in results for p, f in r.findings.items()},
-                          errors={p: e for r in results for p, e in r.errors.items()}),
-        )
     fixes = fix_project(
         sources, results[0], lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
         wanted=lambda finding: settings.reports(finding.path, finding.code),
@@ -210,16 +216,11 @@ def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict
     return fixes
 
 
-def _check_alone(path: str, source: str | bytes, settings: Settings):
-    from zerograd_lint.checker import Result, check_project
-
-    try:
-        if settings.show_loops:  # its loops too, or an internal error elsewhere would hide them
-            return check_project({path: source}, settings.vocabulary, loops=True)
-        return check_project({path: source}, settings.vocabulary)
-    except (RecursionError, MemoryError) as exc:
-        error = SourceError(path, f"too large or deeply nested to analyse ({type(exc).__name__})")
-    except Exception as exc:
-        error = SourceError(path, f"internal error: {describe(exc)}")
-    return Result(errors={path: error})
-
+def _not_checked(exc: Exception) -> NotChecked:
+    if isinstance(exc, MemoryError):
+        return NotChecked("the project could not be checked: out of memory")
+    if isinstance(exc, (ImportError, OSError)) and _NO_MEMORY.search(describe(exc)):  # a library not loaded
+        return NotChecked(f"the project could not be checked: out of memory ({describe(exc)})")
+    if isinstance(exc, HelperDied):
+        return NotChecked(f"the project could not be checked: {exc}")
+    return NotChecked(f"the project could not be checked: internal error: {describe(exc)}")

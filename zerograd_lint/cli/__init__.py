@@ -51,6 +51,7 @@ from zerograd_lint.cli.options import (
     CONTEXT_SETTINGS,
     EXIT_CLEAN,
     EXIT_ERROR,
+    OUT_OF_MEMORY,
     EXIT_FINDINGS,
     NORMAL,
     OUTPUT_FORMAT_VARIABLE,
@@ -77,7 +78,7 @@ from zerograd_lint.report.context import Context
 from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
-from zerograd_lint.runner import Buffer, check_files, fix_files
+from zerograd_lint.runner import Buffer, NotChecked, check_files, fix_files
 from zerograd_lint.schedule.early import Early
 from zerograd_lint.settings import Selection, Settings
 
@@ -101,6 +102,9 @@ def run(early: Early | None = None) -> None:
         code: object = 0
     except SystemExit as exc:
         code = exc.code
+    except MemoryError:  # even while saying so (`Command`): one line, made without memory
+        os.write(2, OUT_OF_MEMORY)
+        code = EXIT_ERROR
     finally:
         if early is not None:  # its helper, if the command did not use it
             early.close()
@@ -228,8 +232,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
-    report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
-                                                         named=named, selection=files)
+    try:
+        report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
+                                                             named=named, selection=files)
+    except NotChecked as exc:  # nothing is reported, nothing fixed: one line
+        raise Failure(str(exc)) from None
     missing = [SourceError(item.path, item.reason) for item in _missing(found)]
     report.errors[:0] = missing
     report.files += len(missing)  # asked for, and could not be checked

@@ -18,6 +18,7 @@ from zerograd_lint.settings import unknown_prefixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
+OUT_OF_MEMORY = b"zerograd-lint: error: out of memory\n"
 OUTPUT_FORMAT_VARIABLE = "ZEROGRAD_LINT_OUTPUT_FORMAT"
 SILENT, QUIET, NORMAL, VERBOSE = -2, -1, 0, 1
 STDIN = "-"
@@ -35,11 +36,13 @@ class Failure(click.ClickException):
 
 class Command(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
-        """An internal error exits 2 with its traceback, never 1 (which means findings)."""
+        """An internal error exits 2 with its traceback (running out of memory, with one line), never 1."""
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except MemoryError:  # no traceback, which needs memory and helps no one
+            raise Failure("out of memory") from None
         except Exception:
             import traceback  # only now: a clean run never needs it
 

@@ -6,10 +6,10 @@ copying or pickling any of it, and then does the jobs it is given, in order, whi
 goes on. A job is a module-level function and small arguments, pickled to the helper, which
 calls it with its `context` (the texts) first; the result comes back pickled through a pipe,
 read and written by threads of the helper's own so that neither side waits on the other. A job
-the helper fails in any way (an internal error, killed, a result that does not unpickle, no
-process to fork) costs nothing but time: it is done again here when its result is asked for,
-where an error is raised as it would have been without helpers. A helper is killed when its
-team closes (`Team`), and reaped later (`reap`).
+that fails in a helper raises here what it raised there, a helper that dies takes its jobs with
+it (`endings`): nothing given to a helper is done again here, only a job none could be given (no
+process to fork, arguments that do not pickle). A helper is killed when its team closes (`Team`),
+reaped later (`reap`), and dies with this process, however that ends (`endings.set_up_helper`).
 
 Forking is used only where it is safe and cheap: Linux, and a process without other threads
 (a program embedding the linter, such as an editor's server, runs it serially).
@@ -22,7 +22,6 @@ import os
 import pickle
 import queue
 import select
-import signal
 import struct
 import sys
 import threading
@@ -31,6 +30,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from zerograd_lint.findings import describe
+from zerograd_lint.schedule.endings import HelperDied, HelperFailed, died_how, ended, reap, sent, set_up_helper, stop
 
 R = TypeVar("R")
 
@@ -41,7 +43,6 @@ _OPEN: set[int] = set()  # this process's ends of its helpers' pipes: a later he
 _KEPT: list[object] | None = None  # in a helper: what `keep` was given
 _SERVING: tuple[int, int] = ()  # in a helper: the ends of the pipes it serves on
 _SPARES: list[_Pipes] = []  # in a helper: the pipes of the helpers it may spawn
-_STOPPED: list[int] = []  # helpers stopped, not reaped yet
 
 
 def can_fork() -> bool:
@@ -57,6 +58,8 @@ def deal(helpers: list[Helper], work: Callable[..., R], arguments: list[tuple], 
     given: list[Job[R]] = []
     while todo:
         idle = [helper for helper in helpers if all(helper.ready(job) for job in undone[id(helper)])]
+        if any(helper.alive for helper in helpers):  # one that died takes what it is given along
+            idle = [helper for helper in idle if helper.alive]
         if not idle:
             _wait_any([job for jobs in undone.values() for job in jobs])
         for helper in idle:
@@ -74,24 +77,31 @@ def _wait_any(jobs: list[Job]) -> None:
 
 
 def keep(value: object) -> None:
-    """In a helper, keep `value` alive until the helper is stopped: freeing a job's objects one by
-    one (the CSTs of an analysis: a tenth of a second) helps no one in a process about to be killed.
-    Elsewhere, nothing."""
+    """In a helper, keep `value` alive until it is stopped: freeing a job's objects one by one (the
+    CSTs of an analysis: a tenth of a second) helps no one in a process about to be killed."""
     if _KEPT is not None:
         _KEPT.append(value)
 
 
 class Job(Generic[R]):
-    """The result of `work(context, *args)`, done by a helper or, failing that, here."""
+    """The result of `work(context, *args)`, done by a helper, or here if no helper could be given it."""
 
     def __init__(self, helper: Helper, work: Callable[..., R], args: tuple) -> None:
         self.helper, self.work, self.args = helper, work, args
         self.done = False
         self.value: Any = None
+        self.given = False  # to a helper, which does it or fails it
 
     def result(self) -> R:
+        """Its result; raises what it raised, in a helper too, or `HelperDied`."""
         self.helper.wait_for(self)
-        return self.value if self.done else self.work(self.helper.context, *self.args)
+        if self.done:
+            return self.value
+        if isinstance(self.value, BaseException):
+            raise self.value
+        if self.given or self.helper.death is not None:  # given to a helper closed, or that died
+            raise self.helper.death or HelperDied("a helper process was stopped")
+        return self.work(self.helper.context, *self.args)
 
 
 class Helper:
@@ -102,20 +112,21 @@ class Helper:
     def __init__(self, context: object, spares: list[_Pipes] = ()) -> None:
         """Fork a helper. `spares`: pipes for the helpers it will `spawn`, whose ends it keeps."""
         self.context = context
-        own = _Pipes.make()
+        own, parent = _Pipes.make(), os.getpid()
         try:
             pid = os.fork()
         except OSError:  # no process to be had (a limit, no memory): its jobs are done here
             pid = None
         if pid == 0:  # the helper: never returns, never runs the parent's cleanup or flushes its buffers
             try:
+                set_up_helper(parent)
                 for fd in _OPEN | {own.jobs_out, own.results_in}:  # the spares' ends of this process too
                     os.close(fd)
                 global _SPARES
                 _SPARES = list(spares)
                 _serve(context, own.jobs_in, own.results_out)
             finally:
-                os._exit(0)
+                ended()
         for fd in (own.jobs_in, own.results_out, *(p for spare in spares for p in spare.theirs)):
             os.close(fd)
         self._attach(own, pid, None)
@@ -130,8 +141,8 @@ class Helper:
         helper = cls.__new__(cls)
         helper.context = spawner.context
         helper._attach(pipes, None, spawner.submit(_spawn, pipes.jobs_in, pipes.results_out))
-        if not spawner.alive:  # there is no one to spawn it: its jobs are done here
-            helper._lost()
+        if not spawner.alive:  # there is no one to spawn it: its jobs are done here, unless the spawner died
+            helper._lost(died=spawner.death is not None)
         return helper
 
     def _attach(self, pipes: _Pipes, pid: int | None, spawned: Job | None) -> None:
@@ -140,6 +151,7 @@ class Helper:
         self._pid = pid  # when forked here
         self._spawned = spawned  # when spawned by another helper: that job's result is the pid
         self.alive = True
+        self.death: HelperDied | None = None  # if it died, rather than being closed
         self._pending: deque[Job] = deque()
         self._received = bytearray()
 
@@ -151,6 +163,7 @@ class Helper:
                 data = pickle.dumps((work, args), pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 - not picklable: done here when asked for
                 return job
+            job.given = True
             self._pending.append(job)
             self._send(_HEADER.pack(len(data)) + data)
         return job
@@ -180,12 +193,12 @@ class Helper:
                 try:
                     view = view[os.write(self._jobs, view[:_CHUNK]) :]
                 except OSError:  # the helper is gone
-                    self._lost()
+                    self._lost(died=True)
 
     def _read(self) -> bool:
         data = os.read(self._results, _CHUNK * 16)
         if not data:  # the helper is gone
-            self._lost()
+            self._lost(died=True)
         self._received += data
         return bool(data)
 
@@ -211,28 +224,34 @@ class Helper:
         job = self._pending.popleft()
         try:
             job.done, job.value = pickle.loads(data)
-        except Exception:  # noqa: BLE001 - half a result, or one that does not unpickle: done here
-            job.done = False
+        except Exception as exc:  # noqa: BLE001 - a result that does not unpickle: a bug, named
+            job.value = exc if isinstance(exc, MemoryError) else HelperFailed(f"a result that cannot be read ({describe(exc)})")
         return True
 
-    def _lost(self) -> None:
-        """No more results will come: the pending jobs are done here when asked for. The helper is
-        stopped at once and reaped later (`reap`): the kernel takes milliseconds to free a large
-        process, and nothing waits on that. A spawned helper is reaped by the system."""
+    def _lost(self, died: bool = False) -> None:
+        """No more results will come: the helper is closed (stopped at once: `endings.stop`), could
+        not be had (its jobs are done here), or `died` (they raise `HelperDied`)."""
         if not self.alive:
             return
         self.alive = False
-        self._pending.clear()
+        pending, self._pending = self._pending, deque()
         for fd in (self._jobs, self._results):
             _OPEN.discard(fd)
             os.close(fd)
+        spawned, spawner = self._spawned, self._spawned.helper if self._spawned is not None else None
+        if spawner is not None:
+            spawner.wait_for(spawned)  # its first jobs: done by now, or nearly
+        if died and (spawner is None or spawned.done or spawner.death is not None):  # it was forked
+            self.death = died_how(self._pid) if spawner is None else spawner.death or died_how(None)
+            return
+        for job in pending:  # never forked (no process to be had): done here when asked for
+            job.given = False
         if self._pid is not None:
-            os.kill(self._pid, signal.SIGKILL)
-            _STOPPED.append(self._pid)
-        elif self._spawned is not None:
-            self._spawned.helper.wait_for(self._spawned)  # its first jobs: done by now, or nearly
-            if self._spawned.done:  # else it never started, or exits as its pipes are closed
-                os.kill(self._spawned.value, signal.SIGKILL)
+            stop(self._pid)
+        # A spawned helper: unless it never started, or its spawner is gone and took it along
+        # (its parent-death signal), when its pid may be another process's by now.
+        elif spawner is not None and spawned.done and spawner.alive:
+            stop(spawned.value, reaped_here=False)
 
 
 @dataclass(frozen=True)
@@ -251,13 +270,11 @@ class _Pipes:
         return cls(jobs_in, jobs_out, results_in, results_out)
 
     @property
-    def ours(self) -> tuple[int, int]:
-        """The ends this process keeps."""
+    def ours(self) -> tuple[int, int]:  # the ends this process keeps
         return self.jobs_out, self.results_in
 
     @property
-    def theirs(self) -> tuple[int, int]:
-        """The ends the helper keeps."""
+    def theirs(self) -> tuple[int, int]:  # the ends the helper keeps
         return self.jobs_in, self.results_out
 
 
@@ -265,33 +282,23 @@ def _spawn(context: object, jobs_in: int, results_out: int) -> int:
     """A spawner's job: fork a helper serving on these ends of its spare pipes; its pid. The
     helper forked keeps only those ends (a fork from this process's main thread, while its own
     pipes' threads wait: the helper uses nothing of theirs)."""
+    parent = os.getpid()
     try:
         with warnings.catch_warnings():  # Python 3.12 warns of any fork while other threads run
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:
             try:
+                set_up_helper(parent)
                 for fd in (*_SERVING, *(p for spare in _SPARES for p in spare.theirs if p not in (jobs_in, results_out))):
                     os.close(fd)
                 _serve(context, jobs_in, results_out)
             finally:
-                os._exit(0)
+                ended()
     finally:  # forked or not: that helper's ends are its own now, or nobody's (this process's parent sees it gone)
         os.close(jobs_in)
         os.close(results_out)
     return pid
-
-
-def reap(wait: bool = True) -> None:
-    """Wait for the helpers this process stopped. A new team reaps those already gone, without
-    waiting for the others (a large helper takes the kernel milliseconds to free)."""
-    for pid in list(_STOPPED):
-        try:
-            if os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == 0:
-                continue  # not gone yet: reaped later
-        except ChildProcessError:  # reaped already
-            pass
-        _STOPPED.remove(pid)
 
 
 def _length(received: bytearray) -> int:
@@ -299,42 +306,45 @@ def _length(received: bytearray) -> int:
 
 
 def _serve(context: object, jobs_in: int, results_out: int) -> None:
-    """Do the jobs as they come. Jobs are read, and results written, by threads of their own:
-    this process's parent never waits to hand over a job while a long one runs here, and a
-    result it is not reading yet never holds up the next job."""
+    """Do the jobs as they come, until killed. Jobs are read, and results written, by threads of
+    their own: the parent never waits to hand over a job while a long one runs here, and a result
+    it is not reading yet never holds up the next job."""
     global _KEPT, _SERVING
     _KEPT = []
     _SERVING = (jobs_in, results_out)
     gc.disable()  # it is killed when no longer needed: its cycles go with it
-    jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    done: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    reader = threading.Thread(target=_read_all, args=(jobs_in, jobs), daemon=True)
-    writer = threading.Thread(target=_write_all, args=(done, results_out))
-    reader.start()
-    writer.start()
-    while (job := jobs.get()) is not None:
-        work, args = pickle.loads(job)
+    jobs: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    done: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    threading.Thread(target=_read_all, args=(jobs_in, jobs), daemon=True).start()
+    threading.Thread(target=_write_all, args=(done, results_out), daemon=True).start()
+    while True:
+        job = jobs.get()
         try:
-            data = pickle.dumps((True, work(context, *args)), pickle.HIGHEST_PROTOCOL)
-        except BaseException:  # noqa: BLE001 - any failure: this process's parent does the job again
-            data = pickle.dumps((False, None))
+            work, args = pickle.loads(job)
+            data = sent(True, work(context, *args))
+        except BaseException as exc:  # noqa: BLE001 - any failure: raised in this process's parent
+            data = sent(False, exc)
         done.put(_HEADER.pack(len(data)) + data)
-    done.put(None)
-    writer.join()
 
 
-def _read_all(jobs_in: int, jobs: queue.SimpleQueue[bytes | None]) -> None:
-    with os.fdopen(jobs_in, "rb") as source:
-        while len(header := source.read(_HEADER.size)) == _HEADER.size:
-            jobs.put(source.read(_HEADER.unpack(header)[0]))
-    jobs.put(None)
+def _read_all(jobs_in: int, jobs: queue.SimpleQueue[bytes]) -> None:
+    """Hand the jobs over as they come; end the helper when their pipe ends (its parent is gone)."""
+    try:
+        with os.fdopen(jobs_in, "rb") as source:
+            while len(header := source.read(_HEADER.size)) == _HEADER.size:
+                jobs.put(source.read(_HEADER.unpack(header)[0]))
+    finally:
+        ended()
 
 
-def _write_all(done: queue.SimpleQueue[bytes | None], results_out: int) -> None:
-    with os.fdopen(results_out, "wb") as results:
-        while (data := done.get()) is not None:
-            results.write(data)
-            results.flush()
+def _write_all(done: queue.SimpleQueue[bytes], results_out: int) -> None:
+    try:
+        with os.fdopen(results_out, "wb") as results:
+            while True:
+                results.write(done.get())
+                results.flush()
+    finally:  # the parent is gone, or it failed: the parent sees it end
+        ended()
 
 
 class Team:
