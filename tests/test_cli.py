@@ -247,7 +247,7 @@ def test_console_script_on_a_clean_file() -> None:
 def test_quiet_prints_findings_and_errors_only(tree: Path) -> None:
     result = run("-q", "stale.py", "nope.py")
     assert result.exit_code == 2
-    assert result.stdout.startswith("stale.py:4:1: ZG001 ")
+    assert result.stdout.startswith("nope.py:1:1: not-checked: no such file or directory\nstale.py:4:1: ZG001 ")
     assert result.stderr == "zerograd-lint: error: nope.py: no such file or directory\n"
 
 

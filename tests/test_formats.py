@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from zerograd_lint import __version__
 from zerograd_lint.cli import main
 from zerograd_lint.codes import RULES
+from zerograd_lint.report import FORMATS
 from zerograd_lint.report.github import escape_data, escape_property
 
 GOLDEN_PROJECT = Path(__file__).parent / "golden" / "project"
@@ -285,3 +286,47 @@ def test_full_leaves_out_lines_it_cannot_read(tmp_path: Path) -> None:
     assert full.render([gone], Context(tmp_path)) == (
         "ZG001 stale-gradients: m\n --> gone.py:3:1\n\n"
     )
+
+
+# Issue 19, item 4: a file that could not be checked is a diagnostic in every format, as in ruff.
+
+BROKEN = "import torch\nfor x in data:\n    loss.backward()\n    opt.step(\n"
+
+
+@pytest.mark.parametrize("output_format", sorted(FORMATS))
+def test_a_syntax_error_is_a_diagnostic_in_every_format(project: Path, output_format: str) -> None:
+    Path("broken.py").write_text(BROKEN)
+    Path("binary.py").write_bytes(b"\x00\x01loss.backward()")
+    result = run("--output-format", output_format, "broken.py", "binary.py", "train.py")
+    assert result.exit_code == 2
+    assert "zerograd-lint: error: broken.py: syntax error at 4:13: '(' was never closed\n" in result.stderr
+    out = result.stdout
+    if output_format in ("json", "json-lines"):
+        found = json.loads(out) if output_format == "json" else [json.loads(line) for line in out.splitlines()]
+        by_code = {f["code"]: f for f in found}
+        assert {k: by_code["invalid-syntax"][k] for k in ("path", "line", "column", "message")} == {
+            "path": "broken.py", "line": 4, "column": 13, "message": "'(' was never closed"}
+        assert (by_code["not-checked"]["path"], by_code["not-checked"]["line"]) == ("binary.py", 1)
+        assert "ZG001" in by_code
+    elif output_format == "sarif":
+        log = json.loads(out)
+        schema = json.loads(schema_path().read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema)(schema).validate(log)
+        [syntax] = [r for r in log["runs"][0]["results"] if r["ruleId"] == "invalid-syntax"]
+        assert syntax["locations"][0]["physicalLocation"]["region"]["startLine"] == 4 and "ruleIndex" not in syntax
+    elif output_format == "github":
+        assert "::error title=zerograd-lint (invalid-syntax),file=broken.py,line=4,col=13,endLine=4,endColumn=14::" \
+               "broken.py:4:13: invalid-syntax: '(' was never closed\n" in out
+    elif output_format == "concise":
+        assert "broken.py:4:13: invalid-syntax: '(' was never closed\n" in out
+        assert "binary.py:1:1: not-checked: binary file (contains NUL bytes)\n" in out
+    else:
+        assert "invalid-syntax: '(' was never closed\n --> broken.py:4:13\n" in out
+
+
+def test_a_syntax_error_in_a_notebook_is_placed_in_its_cell(tmp_path: Path) -> None:
+    from zerograd_lint.findings import SourceError
+    from zerograd_lint.report.errors import diagnostic
+
+    found = diagnostic(SourceError("nb.ipynb", "syntax error at cell 3:2:5: invalid syntax"))
+    assert (found.code, found.cell, found.line, found.column, found.message) == ("invalid-syntax", 3, 2, 5, "invalid syntax")

@@ -170,7 +170,8 @@ def test_an_invalid_notebook_gets_one_line_and_the_run_goes_on(folder: Path) -> 
     (folder / "train.ipynb").write_text(notebook(*STALE_CELLS))
     result = run(".")
     assert result.exit_code == 2
-    assert result.stdout.startswith("train.ipynb:cell 3:1:1: ZG001 optimizer.step() (cell 3, line 3) applies")
+    assert "\ntrain.ipynb:cell 3:1:1: ZG001 optimizer.step() (cell 3, line 3) applies" in result.stdout
+    assert result.stdout.startswith("broken.ipynb:1:1: not-checked: not a notebook: invalid JSON: ")
     errors = [line for line in result.stderr.splitlines() if line.startswith("zerograd-lint: error:")]
     assert errors == [(
         "zerograd-lint: error: broken.ipynb: not a notebook: invalid JSON: "

@@ -74,6 +74,7 @@ from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
+from zerograd_lint.report.errors import diagnostics
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
@@ -254,8 +255,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         texts = {path: fixed for path, (_, fixed) in report.fixes.changed.items()} if report.fixes else {}
         if buffer is not None:  # `full` shows the lines checked: these are not (or no longer) on disk
             texts.setdefault(buffer.path, buffer.content)
-        text = FORMATS[output_format](findings, Context(Path(config.root), styled=output_file is None, below_root=True,
-                                                        texts=texts))
+        shown = sorted([*findings, *diagnostics(report.errors)])  # a file not checked is a diagnostic too, as in ruff
+        text = FORMATS[output_format](shown, Context(Path(config.root), styled=output_file is None, below_root=True,
+                                                     texts=texts))
     if output_file is not None:
         _write(output_file, text)
     elif level > SILENT:

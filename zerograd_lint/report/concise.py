@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import click
 
+from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.escaping import escape_text, quote_path
@@ -22,14 +23,19 @@ def position(finding: Finding, separator: str = ":") -> str:
 
 
 def line(finding: Finding) -> str:
-    return f"{quote_path(finding.path)}:{position(finding)}: {finding.code} {escape_text(finding.message)}"
+    return f"{quote_path(finding.path)}:{position(finding)}: {_code(finding)} {escape_text(finding.message)}"
+
+
+def _code(finding: Finding) -> str:
+    """A rule's code, or `invalid-syntax:` for what is not a rule's (ruff's form)."""
+    return finding.code if finding.code in RULES else f"{finding.code}:"
 
 
 def styled_line(finding: Finding) -> str:
     colon = click.style(":", fg="cyan")
     return (
         f"{click.style(quote_path(finding.path), bold=True)}{colon}{position(finding, colon)}{colon} "
-        f"{click.style(finding.code, fg='red', bold=True)} {escape_text(finding.message)}"
+        f"{click.style(_code(finding), fg='red', bold=True)} {escape_text(finding.message)}"
     )
 
 

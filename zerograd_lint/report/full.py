@@ -50,7 +50,7 @@ def block(finding: Finding, context: Context) -> str:
     name = RULES[finding.code].name if finding.code in RULES else ""
     message = escape_text(finding.message)
     out = [f"{style.code(finding.code)} {style.bold(name + ':')} {message}" if name else
-           f"{style.code(finding.code)} {message}"]
+           f"{style.code(finding.code)}: {message}"]
     width = finding.end_column - finding.column if finding.end_line == finding.line else 0
     marks = {(finding.path, finding.cell): [_Mark(finding.line, finding.column, width, "", True)]}
     for site in finding.related:

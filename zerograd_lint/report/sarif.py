@@ -13,6 +13,9 @@ Every call the finding is about (the step, an earlier step, the clear, the backw
 `relatedLocations`, numbered from 1, its message saying its role and its text; a code scanning
 alert lists them under the result. One in a notebook gets the same fallback region, and its
 message says its cell and line.
+
+A file that could not be checked is a result too (`invalid-syntax` at the error, else
+`not-checked`), as ruff reports invalid syntax; those are not rules, so they have no `ruleIndex`.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def rule(code: str) -> dict[str, Any]:
 def result(finding: Finding, context: Context) -> dict[str, Any]:
     found: dict[str, Any] = {
         "ruleId": finding.code,
-        "ruleIndex": RULE_INDEX[finding.code],
+        **({"ruleIndex": RULE_INDEX[finding.code]} if finding.code in RULE_INDEX else {}),
         "level": level(finding.code),
         "message": {"text": finding.message},
         "locations": [{"physicalLocation": _physical(finding.path, _region(finding), context)}],
