@@ -354,9 +354,9 @@ def test_the_console_script_leaves_the_cycle_collector_off(monkeypatch: pytest.M
 
 @pytest.mark.parametrize(("arguments", "environment", "said"), [
     (["--output-format", "JSON", "x.py"], {},
-     "zerograd-lint: error: --output-format: 'JSON' is not one of 'concise', 'full', 'github', 'json', 'json-lines', 'sarif'."),
+     "zerograd-lint: error: --output-format: 'JSON' is not one of 'concise', 'full', 'github', 'gitlab', 'json', 'json-lines', 'junit', 'pylint', 'sarif'."),
     (["x.py"], {"ZEROGRAD_LINT_OUTPUT_FORMAT": "JSON"},
-     "zerograd-lint: error: ZEROGRAD_LINT_OUTPUT_FORMAT: 'JSON' is not one of 'concise', 'full', 'github', 'json', 'json-lines', 'sarif'."),
+     "zerograd-lint: error: ZEROGRAD_LINT_OUTPUT_FORMAT: 'JSON' is not one of 'concise', 'full', 'github', 'gitlab', 'json', 'json-lines', 'junit', 'pylint', 'sarif'."),
     (["--bogus"], {}, "zerograd-lint: error: No such option '--bogus'. Did you mean '--verbose'?"),
     (["--select", "E501", "x.py"], {}, "zerograd-lint: error: --select: unknown rule code or prefix: E501"),
 ])

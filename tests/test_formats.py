@@ -60,7 +60,8 @@ def versionless(text: str) -> str:
 @pytest.mark.parametrize(
     ("output_format", "golden_name"),
     [("concise", "concise.txt"), ("json", "json.json"), ("json-lines", "json-lines.jsonl"),
-     ("github", "github.txt"), ("sarif", "sarif.json"), ("full", "full.txt")],
+     ("github", "github.txt"), ("sarif", "sarif.json"), ("full", "full.txt"), ("gitlab", "gitlab.json"),
+     ("junit", "junit.xml"), ("pylint", "pylint.txt")],
 )
 def test_golden_output(project: Path, golden: Callable[[str, str], None], output_format: str, golden_name: str) -> None:
     result = run("--output-format", output_format, ".")
@@ -317,6 +318,13 @@ def test_a_syntax_error_is_a_diagnostic_in_every_format(project: Path, output_fo
     elif output_format == "github":
         assert "::error title=zerograd-lint (invalid-syntax),file=broken.py,line=4,col=13,endLine=4,endColumn=14::" \
                "broken.py:4:13: invalid-syntax: '(' was never closed\n" in out
+    elif output_format == "gitlab":
+        assert {(i["check_name"], i["location"]["path"], i["location"]["lines"]["begin"]) for i in json.loads(out)} >= {
+            ("invalid-syntax", "broken.py", 4), ("not-checked", "binary.py", 1)}
+    elif output_format == "junit":
+        assert """<error type="invalid-syntax" message="'(' was never closed">""" in out
+    elif output_format == "pylint":
+        assert "broken.py:4: [invalid-syntax] '(' was never closed\n" in out
     elif output_format == "concise":
         assert "broken.py:4:13: invalid-syntax: '(' was never closed\n" in out
         assert "binary.py:1:1: not-checked: binary file (contains NUL bytes)\n" in out
@@ -330,3 +338,47 @@ def test_a_syntax_error_in_a_notebook_is_placed_in_its_cell(tmp_path: Path) -> N
 
     found = diagnostic(SourceError("nb.ipynb", "syntax error at cell 3:2:5: invalid syntax"))
     assert (found.code, found.cell, found.line, found.column, found.message) == ("invalid-syntax", 3, 2, 5, "invalid syntax")
+
+
+# Issue 19, item 18: the formats of CI servers, validated against their published schemas.
+
+DATA = Path(__file__).parent / "data"
+
+
+def _junit_valid(text: str) -> None:
+    import xmlschema
+
+    xmlschema.XMLSchema(str(DATA / "junit-10.xsd")).validate(text)
+
+
+def _gitlab_valid(text: str) -> list[dict]:
+    schema = json.loads((DATA / "gitlab-codeclimate.json").read_text(encoding="utf-8"))
+    report = json.loads(text)
+    assert isinstance(report, list)
+    for issue in report:
+        jsonschema.validators.validator_for(schema)(schema).validate(issue)
+        assert issue["check_name"] and issue["severity"] in ("info", "minor", "major", "critical", "blocker")
+    return report
+
+
+def test_junit_of_findings_errors_and_nothing_is_valid(project: Path) -> None:
+    Path("broken.py").write_text(BROKEN)
+    findings = run("--output-format", "junit", ".").stdout
+    _junit_valid(findings)
+    assert '<testsuites name="zerograd-lint" tests="6" failures="5" errors="1">' in findings
+    assert """<error type="invalid-syntax" message="'(' was never closed">""" in findings
+    clean = run("--output-format", "junit", "clean.py").stdout
+    _junit_valid(clean)
+    assert '<testcase name="No findings" classname="zerograd-lint"/>' in clean
+
+
+def test_gitlab_is_valid_and_its_fingerprints_are_stable_and_distinct(project: Path) -> None:
+    first = _gitlab_valid(run("--output-format", "gitlab", ".").stdout)
+    fingerprints = [issue["fingerprint"] for issue in first]
+    assert len(set(fingerprints)) == len(fingerprints) == 5
+    text = Path("train.py").read_text(encoding="utf-8")
+    Path("train.py").write_text("# a line above moves every finding down\n" + text, encoding="utf-8")
+    moved = _gitlab_valid(run("--output-format", "gitlab", ".").stdout)
+    assert [issue["fingerprint"] for issue in moved] == fingerprints
+    assert {i["location"]["path"] for i in moved} == {"train.py", "pkg/step,clear.py", "pkg/accumulate.py"}
+    assert {i["severity"] for i in moved} == {"major", "minor"}

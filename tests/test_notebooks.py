@@ -216,7 +216,8 @@ def notebook_project(folder: Path) -> Path:
 @pytest.mark.parametrize(
     ("output_format", "golden_name"),
     [("concise", "notebooks/concise.txt"), ("json", "notebooks/json.json"), ("github", "notebooks/github.txt"),
-     ("sarif", "notebooks/sarif.json"), ("full", "notebooks/full.txt")],
+     ("sarif", "notebooks/sarif.json"), ("full", "notebooks/full.txt"), ("junit", "notebooks/junit.xml"),
+     ("gitlab", "notebooks/gitlab.json"), ("pylint", "notebooks/pylint.txt")],
 )
 def test_golden_notebook_output(notebook_project: Path, golden: Callable[[str, str], None], output_format: str,
                                 golden_name: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from zerograd_lint.findings import Finding
-from zerograd_lint.report import concise, full, github, json, json_lines, sarif
+from zerograd_lint.report import concise, full, github, gitlab, json, json_lines, junit, pylint, sarif
 from zerograd_lint.report.context import Context
 
 Renderer = Callable[[Sequence[Finding], Context], str]
@@ -17,4 +17,7 @@ FORMATS: dict[str, Renderer] = {
     "json-lines": json_lines.render,
     "github": github.render,
     "sarif": sarif.render,
+    "gitlab": gitlab.render,
+    "junit": junit.render,
+    "pylint": pylint.render,
 }
