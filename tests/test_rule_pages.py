@@ -91,3 +91,35 @@ def test_explain_of_an_unknown_code_is_a_usage_error(code: str) -> None:
     result = CliRunner().invoke(main, ["--explain", code], catch_exceptions=False)
     assert result.exit_code == 2
     assert f"{code!r} is not a rule code (rules: ZG001, ZG002, ZG003, ZG100)" in result.stderr
+
+
+# Issue 19, item 17: `zerograd-lint rule`, as `ruff rule`.
+
+
+@pytest.mark.parametrize("code", list(RULES))
+def test_rule_prints_the_page(code: str) -> None:
+    result = CliRunner().invoke(main, ["rule", code.lower()], catch_exceptions=False)
+    assert (result.exit_code, result.stdout) == (0, page(code))
+
+
+def test_rule_all_as_json_gives_every_rules_facts() -> None:
+    import json
+
+    result = CliRunner().invoke(main, ["rule", "--all", "--output-format", "json"], catch_exceptions=False)
+    facts = json.loads(result.stdout)
+    assert [f["code"] for f in facts] == list(RULES)
+    assert all(f["name"] == RULES[f["code"]].name and f["explanation"] == page(f["code"]) for f in facts)
+    assert {f["code"]: f["fix_availability"] for f in facts} == {"ZG001": "Sometimes", "ZG002": "Sometimes",
+                                                                   "ZG003": "Sometimes", "ZG100": "None"}
+    one = json.loads(CliRunner().invoke(main, ["rule", "ZG002", "--output-format", "json"]).stdout)
+    assert one == facts[1]
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    (["rule"], "give a rule code, or --all"),
+    (["rule", "ZG001", "--all"], "give a rule code, or --all"),
+    (["rule", "E501"], "'E501' is not a rule code (rules: ZG001, ZG002, ZG003, ZG100)"),
+])
+def test_rule_usage_errors_are_one_line(arguments: list[str], said: str) -> None:
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 2 and said in result.stderr and len(result.stderr.splitlines()) == 1

@@ -73,6 +73,7 @@ from zerograd_lint.cli.options import (
 from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import SourceError
+from zerograd_lint.cli.rule import rule
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.errors import diagnostics
 from zerograd_lint.report.context import Context
@@ -273,6 +274,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         ctx.exit(EXIT_ERROR)
     failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings)
     ctx.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
+
+
+main.add_command(rule)
 
 
 @main.command("server", context_settings=CONTEXT_SETTINGS,

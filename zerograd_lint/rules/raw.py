@@ -19,6 +19,7 @@ class Rule(NamedTuple):
     code: str  # ZG001
     name: str  # stale-gradients
     summary: str  # one line: SARIF's short description
+    fix: str = "Sometimes"  # whether --fix can fix it: "Always", "Sometimes" or "None", as ruff says
 
 
 @dataclass(frozen=True)
