@@ -369,3 +369,31 @@ def test_a_command_line_error_is_one_line_naming_what_was_typed(
     done = subprocess.run([sys.executable, "-m", "zerograd_lint", *arguments], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=False)
     assert (done.returncode, done.stderr) == (2, said + "\n")
+
+
+# Issue 19, item 17: what a check would look at, without checking.
+
+
+def test_show_files_lists_what_would_be_read_and_checks_nothing(tree: Path) -> None:
+    (tree / "build").mkdir()
+    (tree / "build" / "generated.py").write_text(STALE)
+    (tree / "notes.txt").write_text("loss.backward()")
+    result = run("--show-files", ".")
+    assert (result.exit_code, result.stdout) == (0, "clean.py\npkg/discarded.py\nstale.py\n")
+    assert not (tree / ".zerograd_lint_cache").exists()
+
+
+def test_show_settings_gives_configuration_and_command_line_together(tree: Path) -> None:
+    (tree / "pyproject.toml").write_text('[tool.zerograd-lint]\nextend-exclude = ["legacy/"]\n'
+                                         '[tool.zerograd-lint.per-file-ignores]\n"tests/*" = ["ZG001"]\n[tool.zerograd-lint.vocabulary]\n'
+                                         'optimizers = ["learner"]\n')
+    result = run("--show-settings", "--ignore", "ZG100", "--output-format", "json", ".")
+    assert result.exit_code == 0, result.stderr
+    import tomllib
+
+    settings = tomllib.loads(result.stdout.replace("vocabulary.", "vocabulary_"))
+    assert settings["configuration"] == str(tree / "pyproject.toml")
+    assert (settings["select"], settings["ignore"], settings["extend-exclude"]) == (["ZG"], ["ZG100"], ["legacy/"])
+    assert settings["per-file-ignores"] == {"tests/*": ["ZG001"]}
+    assert (settings["output-format"], settings["vocabulary_optimizers"]) == ("json", ["learner"])
+    assert settings["cache"] == str(tree / ".zerograd_lint_cache")

@@ -73,6 +73,7 @@ from zerograd_lint.cli.options import (
 from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import SourceError
+from zerograd_lint.cli.inspect import shown_files, shown_settings
 from zerograd_lint.cli.rule import rule
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.errors import diagnostics
@@ -165,6 +166,9 @@ def run(early: Early | None = None) -> None:
                    "line, with each optimizer's verdict: its finding, or what makes it quiet (the clear and its "
                    "line, or the call assumed to clear); as text, json or json-lines. The exit code is unchanged. "
                    "The analysis runs afresh: the cache is neither read nor written.")
+@click.option("--show-files", is_flag=True, help="Print the files a check would read, one per line, and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings a check would use (configuration file and command line together), and exit.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
 @click.option("--no-cache", is_flag=True,
               help=f"Do not reuse or keep results in {CACHE_FOLDER}/ (in the project root, else the current folder; "
@@ -189,7 +193,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, show_loops: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
+          statistics: bool, show_loops: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
@@ -231,6 +235,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     to_check: list[str | Buffer] = [item for item in found if isinstance(item, str)]
     if buffer is not None:  # the text in stdin replaces the file on disk it stands for
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
+    if show_files or show_settings:  # what a check would use, and no check
+        text = shown_files(item if isinstance(item, str) else item.path for item in to_check) if show_files else \
+            shown_settings(config, settings, files, output_format, isolated)
+        click.echo(text, nl=False)
+        ctx.exit(EXIT_CLEAN)
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
