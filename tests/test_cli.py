@@ -397,3 +397,35 @@ def test_show_settings_gives_configuration_and_command_line_together(tree: Path)
     assert settings["per-file-ignores"] == {"tests/*": ["ZG001"]}
     assert (settings["output-format"], settings["vocabulary_optimizers"]) == ("json", ["learner"])
     assert settings["cache"] == str(tree / ".zerograd_lint_cache")
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
+    import selectors
+    import signal
+    import time
+
+    (tmp_path / "train.py").write_text(CLEAN)
+    process = subprocess.Popen([sys.executable, "-m", "zerograd_lint", "--watch", "--no-cache", "train.py"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ, "out")
+    selector.register(process.stderr, selectors.EVENT_READ, "err")
+    said = {"out": "", "err": ""}
+
+    def wait_for(stream: str, text: str, count: int = 1) -> None:
+        deadline = time.monotonic() + 60  # only a guard against a hang
+        while said[stream].count(text) < count:
+            assert time.monotonic() < deadline, said
+            for key, _ in selector.select(timeout=1):
+                said[key.data] += key.fileobj.readline()
+
+    try:
+        wait_for("err", "Watching for file changes.")
+        assert "ZG001" not in said["out"]
+        (tmp_path / "train.py").write_text(STALE)
+        wait_for("out", "train.py:4:1: ZG001 ")
+        wait_for("err", "Watching for file changes.", count=2)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+    assert said["err"].count("Checking...") == 2

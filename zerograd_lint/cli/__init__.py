@@ -166,6 +166,7 @@ def run(early: Early | None = None) -> None:
                    "line, with each optimizer's verdict: its finding, or what makes it quiet (the clear and its "
                    "line, or the call assumed to clear); as text, json or json-lines. The exit code is unchanged. "
                    "The analysis runs afresh: the cache is neither read nor written.")
+@click.option("--watch", is_flag=True, help="Check again each time a file changes, until Ctrl-C.")
 @click.option("--show-files", is_flag=True, help="Print the files a check would read, one per line, and exit.")
 @click.option("--show-settings", is_flag=True,
               help="Print the settings a check would use (configuration file and command line together), and exit.")
@@ -193,7 +194,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, show_loops: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
+          statistics: bool, show_loops: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
@@ -235,6 +236,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     to_check: list[str | Buffer] = [item for item in found if isinstance(item, str)]
     if buffer is not None:  # the text in stdin replaces the file on disk it stands for
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
+    if watch:
+        if STDIN in paths:
+            raise click.UsageError("--watch checks files as they change: not stdin")
+        from zerograd_lint.cli.watch import watch as keep_checking, without_watch
+
+        keep_checking(without_watch(sys.argv[1:]), lambda: (p for p in discover(on_disk, files) if isinstance(p, str)))
     if show_files or show_settings:  # what a check would use, and no check
         text = shown_files(item if isinstance(item, str) else item.path for item in to_check) if show_files else \
             shown_settings(config, settings, files, output_format, isolated)
