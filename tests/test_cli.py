@@ -272,7 +272,7 @@ def test_exit_zero_never_hides_a_configuration_error(tree: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr == (
         "zerograd-lint: error: pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: select, "
-        "extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, "
+        "extend-select, ignore, extend-ignore, per-file-ignores, extend-per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, "
         "output-format, vocabulary)\n"
     )
 
@@ -406,7 +406,7 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
 
     (tmp_path / "train.py").write_text(CLEAN)
     process = subprocess.Popen([sys.executable, "-m", "zerograd_lint", "--watch", "--no-cache", "train.py"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ, "out")
     selector.register(process.stderr, selectors.EVENT_READ, "err")
@@ -416,8 +416,8 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
         deadline = time.monotonic() + 60  # only a guard against a hang
         while said[stream].count(text) < count:
             assert time.monotonic() < deadline, said
-            for key, _ in selector.select(timeout=1):
-                said[key.data] += key.fileobj.readline()
+            for key, _ in selector.select(timeout=1):  # raw reads: a buffered readline would hide lines
+                said[key.data] += os.read(key.fileobj.fileno(), 65536).decode()
 
     try:
         wait_for("err", "Watching for file changes.")

@@ -246,3 +246,32 @@ def test_help_works_whatever_the_configuration(project: Path) -> None:
     configure(project, "slect = 1")
     result = run("--help")
     assert result.exit_code == 0 and "--output-format" in result.stdout
+
+
+# Issue 19, item 16: the extend-* forms of ignore and per-file-ignores, in pyproject and on the command line.
+
+
+def test_extend_ignore_and_extend_per_file_ignores_add_to_the_base_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+    from snippets import DISCARDED, STALE
+
+    from zerograd_lint.cli import main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.zerograd-lint]\nignore = ["ZG002"]\nextend-ignore = ["ZG003"]\n'
+        '[tool.zerograd-lint.per-file-ignores]\n"a/*" = ["ZG001"]\n'
+        '[tool.zerograd-lint.extend-per-file-ignores]\n"b/*" = ["ZG001"]\n'
+    )
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "stale.py").write_text(STALE)
+    (tmp_path / "c" / "discarded.py").write_text(DISCARDED)
+    monkeypatch.chdir(tmp_path)
+    found = CliRunner().invoke(main, ["--no-cache", "."]).stdout
+    assert [line.split(" ")[0:2] for line in found.splitlines()] == [["c/stale.py:4:1:", "ZG001"]]
+    # on the command line it replaces the configured extend-ignore, as every option replaces its key
+    more = CliRunner().invoke(main, ["--no-cache", "--extend-ignore", "ZG001,ZG003", "."])
+    assert (more.exit_code, more.stdout) == (0, "")
+    extra = CliRunner().invoke(main, ["--no-cache", "--extend-per-file-ignores", "b/*:ZG001",
+                                     "--extend-per-file-ignores", "c/*:ZG001", "."])
+    assert (extra.exit_code, extra.stdout) == (0, "")

@@ -83,7 +83,8 @@ def test_a_bad_configuration_stops_flake8_with_its_message(folder: Path) -> None
     done = flake8("--select", "ZG", "train.py", cwd=folder)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.splitlines()[-1].endswith("pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: "
-                                                 "select, extend-select, ignore, per-file-ignores, exclude, "
+                                                 "select, extend-select, ignore, extend-ignore, per-file-ignores, "
+                                                 "extend-per-file-ignores, exclude, "
                                                  "extend-exclude, respect-gitignore, force-exclude, output-format, vocabulary)")
 
 

@@ -5,9 +5,9 @@ One configuration per run, as in black: the nearest pyproject.toml holding a
 the current directory) up to the filesystem root. Its folder is the project root: `exclude` and
 `per-file-ignores` patterns are relative to it.
 
-Keys are the command line's long options (`select`, `extend-select`, `ignore`,
-`per-file-ignores`, `exclude`, `extend-exclude`, `respect-gitignore`, `force-exclude`,
-`output-format`), plus a `vocabulary` table of the project's own names for the analysis
+Keys are the command line's long options (`select`, `extend-select`, `ignore`, `extend-ignore`,
+`per-file-ignores`, `extend-per-file-ignores`, `exclude`, `extend-exclude`, `respect-gitignore`,
+`force-exclude`, `output-format`), plus a `vocabulary` table of the project's own names for the analysis
 (`settings.Vocabulary`):
 
     [tool.zerograd-lint]
@@ -58,12 +58,12 @@ class Config:
     def settings(self) -> Settings:
         """What this configuration asks for where no command line adds to it (the language server)."""
         select = (*self.options.get("select", ("ZG",)), *self.options.get("extend_select", ()))
+        ignore = (*self.options.get("ignore", ()), *self.options.get("extend_ignore", ()))
+        listed = (*self.options.get("per_file_ignores", ()), *self.options.get("extend_per_file_ignores", ()))
         per_file_ignores = tuple(
-            (pattern, tuple(codes.split(",")))
-            for pattern, _, codes in (item.rpartition(":") for item in self.options.get("per_file_ignores", ()))
+            (pattern, tuple(codes.split(","))) for pattern, _, codes in (item.rpartition(":") for item in listed)
         )
-        return Settings(Selection(select, tuple(self.options.get("ignore", ()))), per_file_ignores, self.vocabulary,
-                        project_root=self.root)
+        return Settings(Selection(select, ignore), per_file_ignores, self.vocabulary, project_root=self.root)
 
 
 def find_config(paths: Sequence[str]) -> Config:
@@ -180,7 +180,9 @@ OPTIONS: dict[str, tuple[str, Converter]] = {
     "select": ("select", _codes),
     "extend-select": ("extend_select", _codes),
     "ignore": ("ignore", _codes),
+    "extend-ignore": ("extend_ignore", _codes),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "extend-per-file-ignores": ("extend_per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
     "respect-gitignore": ("respect_gitignore", _flag),

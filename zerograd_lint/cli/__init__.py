@@ -133,9 +133,13 @@ def run(early: Early | None = None) -> None:
               help="Report these codes too, on top of --select.")
 @click.option("--ignore", multiple=True, callback=codes, metavar="CODES",
               help="Do not report these codes or prefixes. The longest matching prefix wins over --select.")
+@click.option("--extend-ignore", multiple=True, callback=codes, metavar="CODES",
+              help="Do not report these codes either, on top of --ignore.")
 @click.option("--per-file-ignores", multiple=True, callback=per_file_ignores, metavar="PATTERN:CODES",
               help="Do not report these codes in files matching the glob (relative to the project root), as in "
                    "'tests/*:ZG001'. Repeatable.")
+@click.option("--extend-per-file-ignores", multiple=True, callback=per_file_ignores, metavar="PATTERN:CODES",
+              help="Like --per-file-ignores, on top of it.")
 # File selection
 @click.option("--exclude", multiple=True, callback=patterns, metavar="PATTERNS", default=DEFAULT_EXCLUDE,
               help="Gitignore-style patterns (comma separated), relative to the project root, of files and "
@@ -191,7 +195,9 @@ def run(early: Early | None = None) -> None:
 @click.version_option(__version__, "--version", prog_name="zerograd-lint", message="%(prog)s %(version)s")
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
-          ignore: tuple[str, ...], per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
+          ignore: tuple[str, ...], extend_ignore: tuple[str, ...],
+          per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
+          extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
           statistics: bool, show_loops: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
@@ -228,7 +234,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     # an on-save check through stdin, and --diff, write nothing: not even the cache
     writes_nothing = no_cache or diff or STDIN in paths
     cache = None if writes_nothing or show_loops else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
-    settings = Settings(Selection((*select, *extend_select), ignore), per_file_ignores,
+    settings = Settings(Selection((*select, *extend_select), (*ignore, *extend_ignore)),
+                        (*per_file_ignores, *extend_per_file_ignores),
                         config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops)
     buffer = _stdin(stdin_filename, files) if STDIN in paths else None
     on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)

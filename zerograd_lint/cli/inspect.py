@@ -25,7 +25,7 @@ def shown_settings(config: Config, settings: Settings, files: FileSelection, out
         source = str(config.path)
     else:
         source = "none (--isolated)" if isolated else "none found, defaults used"
-    items: list[tuple[str, object]] = [
+    items: list[tuple[str, object]] = [  # extend-* already merged into the key they extend
         ("configuration", source),
         ("project-root", os.path.abspath(config.root)),
         ("select", list(settings.selection.select)),

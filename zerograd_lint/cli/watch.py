@@ -24,10 +24,10 @@ def watch(arguments: Sequence[str], files: Callable[[], Iterable[str]], poll: fl
     """Run `zerograd-lint arguments` now and after every change among `files()`; never returns."""
     command = [sys.executable, "-m", "zerograd_lint", *arguments]
     while True:
+        seen = _state(files())  # before the check: a change while it runs brings the next one
         click.echo(click.style(f"[{time.strftime('%H:%M:%S')}] Checking...", dim=True), err=True)
         subprocess.run(command, check=False)
         click.echo(click.style("Watching for file changes.", dim=True), err=True)
-        seen = _state(files())
         while _state(files()) == seen:
             time.sleep(poll)
 
