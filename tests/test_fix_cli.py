@@ -222,3 +222,33 @@ def test_the_readme_shows_what_diff_prints(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.chdir(root)
     result = run("--diff", "examples/")
     assert result.stdout + result.stderr == shown
+
+
+# Issue 19, item 16: --add-noqa, as ruff's.
+
+
+def test_add_noqa_adds_merges_and_is_idempotent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from snippets import STALE
+
+    monkeypatch.chdir(tmp_path)
+    Path("plain.py").write_bytes(STALE.replace("\n", "\r\n").encode())
+    Path("other.py").write_text(STALE.replace("for x, y in data:", "for x, y in data:  # noqa: E501  # long"))
+    Path("bare.py").write_text(STALE.replace("for x, y in data:", "for x, y in data:  # noqa"))
+    Path("continued.py").write_text(STALE.replace("for x, y in data:", "for x, y in \\\n        data:"))
+    result = CliRunner().invoke(main, ["--no-cache", "--add-noqa", "."])
+    assert result.exit_code == 2, result.stderr  # continued.py cannot take the comment
+    assert "Added 2 noqa directives." in result.stderr
+    assert "zerograd-lint: error: continued.py: cannot add noqa comments: " in result.stderr
+    assert Path("plain.py").read_bytes() == STALE.replace("for x, y in data:", "for x, y in data:  # noqa: ZG001") \
+        .replace("\n", "\r\n").encode()
+    assert "for x, y in data:  # noqa: E501, ZG001  # long\n" in Path("other.py").read_text()
+    assert Path("bare.py").read_text() == STALE.replace("for x, y in data:", "for x, y in data:  # noqa")
+    assert Path("continued.py").read_text() == STALE.replace("for x, y in data:", "for x, y in \\\n        data:")
+    again = CliRunner().invoke(main, ["--no-cache", "--add-noqa", "plain.py", "other.py", "bare.py"])
+    assert (again.exit_code, again.stderr) == (0, "Added 0 noqa directives.\n")
+    assert CliRunner().invoke(main, ["--no-cache", "plain.py", "other.py", "bare.py"]).exit_code == 0
+
+
+def test_add_noqa_is_refused_with_fix(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--add-noqa", "--fix", str(tmp_path)])
+    assert result.exit_code == 2 and "--add-noqa edits the files checked: not with --fix" in result.stderr

@@ -46,7 +46,7 @@ import click
 
 from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
-from zerograd_lint.cli.fixes import close, diffs, print_stdin_fixed, read_stdin, write_fixes
+from zerograd_lint.cli.fixes import add_noqa_comments, close, diffs, print_stdin_fixed, read_stdin, write_fixes
 from zerograd_lint.cli.options import (
     CONTEXT_SETTINGS,
     EXIT_CLEAN,
@@ -170,6 +170,9 @@ def run(early: Early | None = None) -> None:
                    "line, with each optimizer's verdict: its finding, or what makes it quiet (the clear and its "
                    "line, or the call assumed to clear); as text, json or json-lines. The exit code is unchanged. "
                    "The analysis runs afresh: the cache is neither read nor written.")
+@click.option("--add-noqa", is_flag=True,
+              help="Add a `# noqa: ZGxxx` comment at each finding (merged into a noqa already there), and report "
+                   "how many were added.")
 @click.option("--watch", is_flag=True, help="Check again each time a file changes, until Ctrl-C.")
 @click.option("--show-files", is_flag=True, help="Print the files a check would read, one per line, and exit.")
 @click.option("--show-settings", is_flag=True,
@@ -200,7 +203,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, show_loops: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
+          statistics: bool, show_loops: bool, add_noqa: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
@@ -227,6 +230,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         raise click.UsageError("--diff prints the fixes, not statistics")
     if show_loops and (statistics or fix or diff):
         raise click.UsageError("--show-loops lists the loops a check looked at: not with --statistics, --fix or --diff")
+    if add_noqa and (fix or diff or statistics or show_loops or STDIN in paths):
+        raise click.UsageError("--add-noqa edits the files checked: not with --fix, --diff, --statistics, "
+                               "--show-loops or stdin")
     if show_loops and output_format not in LOOPS:
         raise click.UsageError(f"--show-loops prints loops as {', '.join(LOOPS)}, not {output_format}")
 
@@ -269,6 +275,13 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     unwritten = write_fixes(report, {item for item in to_check if isinstance(item, str)}) if fix and not diff else 0
 
     findings = sorted(report.findings)
+    if add_noqa:
+        added = add_noqa_comments(findings, report)
+        for error in report.errors if level > SILENT else ():
+            click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
+        if level >= NORMAL:
+            click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        ctx.exit(EXIT_ERROR if report.errors else EXIT_CLEAN)
     if diff:
         text = diffs(report)
     elif statistics:

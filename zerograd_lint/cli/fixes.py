@@ -86,3 +86,37 @@ def _stdin_stream() -> BinaryIO | TextIO:
     if sys.stdin is None:  # a process started without standard input
         raise Failure("- reads standard input, and this process has none")
     return getattr(sys.stdin, "buffer", sys.stdin)
+
+
+def add_noqa_comments(findings: list[Finding], report: Report) -> int:
+    """`--add-noqa`: the comments written, file by file (`zerograd_lint.fix.noqa`); the number of
+    lines changed. A file that cannot take them, or be written, is an error of the report."""
+    from zerograd_lint.codes import RULES
+    from zerograd_lint.fix.noqa import with_noqa
+    from zerograd_lint.files import read_source
+    from zerograd_lint.fix.output import NotWritten, write_atomically
+    from zerograd_lint.notebook import is_notebook
+    from zerograd_lint.rules.suppression import RULE as UNUSED_MARKER
+
+    wanted: dict[str, dict[int, set[str]]] = {}
+    for finding in findings:
+        if finding.code in RULES and finding.code != UNUSED_MARKER.code:
+            wanted.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
+    for path in sorted(p for p in wanted if is_notebook(p)):
+        del wanted[path]
+        click.echo(f"zerograd-lint: {quote_path(path)}: notebooks are not edited: add the noqa comments in the notebook", err=True)
+    added = 0
+    for path, codes in sorted(wanted.items()):
+        try:
+            original = read_source(path)
+            edited = with_noqa(original, codes)
+            if edited is None:
+                raise NotWritten("a noqa comment cannot go at the end of each finding's line")
+            if edited[1]:
+                write_atomically(path, original, edited[0])
+        except (OSError, NotWritten, SyntaxError, UnicodeDecodeError) as exc:
+            reason = str(exc) if isinstance(exc, NotWritten) else getattr(exc, "strerror", None) or str(exc)
+            report.errors.append(SourceError(path, f"cannot add noqa comments: {reason}"))
+            continue
+        added += edited[1]
+    return added

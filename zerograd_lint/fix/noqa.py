@@ -1,0 +1,73 @@
+"""`--add-noqa`: a `# noqa: ZGxxx` comment at each finding's line, as ruff's `--add-noqa` adds them.
+
+A code joins a `noqa` comment already on the line (`# noqa: E501` becomes `# noqa: E501, ZG001`);
+a line whose `noqa` is bare or names the code already is left as it is, so a second run adds
+nothing. A new comment goes at the end of the line, two spaces after its code. A file is changed
+only if it still parses to the same syntax tree (a line that ends inside a string, or with a
+backslash, cannot take a comment): all or nothing, per file.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Mapping, Set
+
+from zerograd_lint.rules.suppression import NOQA
+
+
+def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int] | None:
+    """`source` with the codes added on their (1-based) lines, and how many lines changed; None
+    when the comments cannot be added without changing the program."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    text = source.decode(encoding)
+    lines = io.StringIO(text, newline="").readlines()  # line ends kept as they are
+    comments = _comments(text)
+    changed = 0
+    for number, wanted in sorted(codes.items()):
+        if not 0 < number <= len(lines):
+            return None
+        line = lines[number - 1]
+        edited = _added(line, comments.get(number), wanted)
+        if edited != line:
+            lines[number - 1], changed = edited, changed + 1
+    new = "".join(lines)
+    if changed and not _same_program(text, new):
+        return None
+    return new.encode(encoding), changed
+
+
+def _added(line: str, comment: tuple[int, str] | None, wanted: Set[str]) -> str:
+    body = line.rstrip("\r\n")
+    ending = line[len(body):]
+    if comment is not None and (match := NOQA.search(comment[1])):
+        listed = match.group("codes")
+        if listed is None:
+            return line  # a bare noqa suppresses every code already
+        have = {code.upper() for code in listed.replace(",", " ").split()}
+        missing = sorted(set(wanted) - have)
+        if not missing:
+            return line
+        at = comment[0] + match.end()
+        return body[:at] + ", " + ", ".join(missing) + body[at:] + ending
+    return body.rstrip() + "  # noqa: " + ", ".join(sorted(wanted)) + ending
+
+
+def _comments(text: str) -> dict[int, tuple[int, str]]:
+    """The comment of each line that has one: (its column, its text)."""
+    found = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = (token.start[1], token.string)
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return found
+
+
+def _same_program(old: str, new: str) -> bool:
+    try:
+        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
