@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -429,3 +430,17 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
     assert said["err"].count("Checking...") == 2
+
+
+def test_help_groups_the_options_in_sections_as_ruff_does() -> None:
+    """Issue 19, item 19."""
+    text = run("--help").stdout
+    titles = [line[:-1] for line in text.splitlines() if line and not line.startswith(" ") and line.endswith(":")]
+    assert titles == ["Options", "Rule selection", "File selection", "Configuration", "Miscellaneous", "Log levels",
+                      "Commands"]
+    sections = dict(re.findall(r"^(\w[\w ]*):\n(.*?)(?=^\w|\Z)", text, re.MULTILINE | re.DOTALL))
+    assert "--extend-ignore CODES" in sections["Rule selection"] and "--exclude PATTERNS" in sections["File selection"]
+    assert "-h, --help" in sections["Miscellaneous"] and "-q, --quiet" in sections["Log levels"]
+    assert "--fix " in sections["Options"] and "[PATHS]" not in sections["Options"]
+    every = re.findall(r"^  (-\w, )?(--[\w-]+)", text[text.index("\nOptions:"):], re.MULTILINE)
+    assert len({name for _, name in every}) == len(every)  # each option once

@@ -123,7 +123,18 @@ def run(early: Early | None = None) -> None:
     os._exit(code or 0)
 
 
-@main.command("check", cls=Command, context_settings=CONTEXT_SETTINGS,
+# The sections of `--help`, as ruff groups its options; the others come first.
+HELP_SECTIONS = {
+    "Rule selection": ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores",
+                       "extend_per_file_ignores"),
+    "File selection": ("exclude", "extend_exclude", "respect_gitignore", "force_exclude", "stdin_filename"),
+    "Configuration": ("isolated", "config"),
+    "Miscellaneous": ("no_cache", "exit_zero", "color", "explain", "version"),
+    "Log levels": ("quiet", "silent", "verbose"),
+}
+
+
+@main.command("check", cls=Command, sections=HELP_SECTIONS, context_settings=CONTEXT_SETTINGS,
               short_help="Check PATHS (the default command: `zerograd-lint PATHS` is `zerograd-lint check PATHS`).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False), is_eager=True)  # see discover
 # Rule selection

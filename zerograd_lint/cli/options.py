@@ -35,6 +35,26 @@ class Failure(click.ClickException):
 
 
 class Command(click.Command):
+    """A command whose options `--help` shows in sections, as ruff's are (`sections`: a title and
+    the names of its parameters; the others come first, under "Options")."""
+
+    def __init__(self, *args: Any, sections: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = sections or {}
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        titles = {name: title for title, names in self.sections.items() for name in names}
+        grouped: dict[str, list[tuple[str, str]]] = {"Options": [], **{title: [] for title in self.sections}}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is not None:  # the help option's name is click's own: it goes with --version
+                title = "Miscellaneous" if "--help" in param.opts and "Miscellaneous" in grouped else "Options"
+                grouped[titles.get(param.name or "", title)].append(record)
+        for title, records in grouped.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
     def invoke(self, ctx: click.Context) -> Any:
         """An internal error exits 2 with its traceback (running out of memory, with one line), never 1."""
         try:
