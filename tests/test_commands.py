@@ -54,7 +54,7 @@ def test_help_shows_the_check_options_and_the_commands(flag: str) -> None:
         assert option in result.stdout
     commands = result.stdout.split("Commands:\n")[1]
     assert [line.split()[0] for line in commands.splitlines() if line.startswith("  ") and line[2] != " "] == [
-        "check", "server"]
+        "check", "rule", "server"]
 
 
 def test_check_is_the_default_command(tree: Path) -> None:
