@@ -187,11 +187,15 @@ async def test_changes_are_debounced_and_checked_once(client: LanguageClient, tm
 
 
 @pytest.mark.asyncio
-async def test_a_syntax_error_mid_edit_clears_and_the_server_goes_on(client: LanguageClient, tmp_path: Path) -> None:
+async def test_a_syntax_error_mid_edit_is_shown_where_it_is_and_the_server_goes_on(client: LanguageClient,
+                                                                                     tmp_path: Path) -> None:
+    """Issue 19, item 4: the syntax error is a diagnostic at its position, as ruff's server shows it."""
     path = tmp_path / "train.py"
     await published(client, lambda: open_document(client, path, TRAIN))
     broken = await published(client, lambda: edit(client, path, 2, (LOOP + 1, 28), (LOOP + 1, 29), ""))
-    assert list(broken.diagnostics) == []
+    [syntax] = broken.diagnostics
+    assert (syntax.code, syntax.severity, syntax.range.start.line) == ("invalid-syntax", types.DiagnosticSeverity.Error, 5)
+    assert syntax.code_description is None and "never closed" in syntax.message
     assert any("train.py: syntax error at 6:" in m.message for m in client.log_messages)
     mended = await published(client, lambda: edit(client, path, 3, (LOOP + 1, 28), (LOOP + 1, 28), ")"))
     assert (mended.version, spans(mended)) == (3, EXPECTED)
@@ -299,3 +303,77 @@ async def test_a_call_in_another_file_is_related_with_that_files_uri(client: Lan
     [stale] = params.diagnostics
     steps = (project / "steps.py").as_uri()
     assert related(stale) == [("step: optimizer.step()", steps, 2, 4, 20), ("earlier step: optimizer.step()", steps, 2, 4, 20)]
+
+
+
+# Issue 19, item 14: quick fixes, as code actions.
+
+
+async def code_actions(client: LanguageClient, path: Path, diagnostics: list[types.Diagnostic]) -> list[types.CodeAction]:
+    return await asyncio.wait_for(client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+        range=diagnostics[0].range, context=types.CodeActionContext(diagnostics=diagnostics),
+    )), WAIT)
+
+
+def applied(text: str, edits: list[types.TextEdit]) -> str:
+    """The text with LSP edits made (positions in UTF-16 units, the default encoding)."""
+    lines = text.split("\n")
+
+    def offset(position: types.Position) -> int:
+        before = sum(len(line) + 1 for line in lines[: position.line])
+        line = lines[position.line] if position.line < len(lines) else ""
+        units, chars = 0, 0
+        while units < position.character and chars < len(line):
+            units += 2 if ord(line[chars]) > 0xFFFF else 1
+            chars += 1
+        return before + chars
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+@pytest.mark.asyncio
+async def test_quick_fixes_are_the_fix_and_a_noqa(client: LanguageClient, tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    params = await published(client, lambda: open_document(client, path, TRAIN))
+    stale = params.diagnostics[0]
+    actions = await code_actions(client, path, [stale])
+    assert [(a.title, a.kind, a.is_preferred) for a in actions] == [
+        ("Fix ZG001: Insert `optimizer.zero_grad()` after `optimizer.step()` (line 7)", "quickfix", True),
+        ("Add `# noqa: ZG001` on this line", "quickfix", None),
+    ]
+    fix, noqa = actions
+    fixed = applied(TRAIN, fix.edit.changes[path.as_uri()])
+    assert fixed == TRAIN + "    optimizer.zero_grad()\n"
+    commented = applied(TRAIN, noqa.edit.changes[path.as_uri()])
+    assert 'for x, y in data["naïve 🔥"]:  # noqa: ZG003, ZG001\n' in commented
+    again = await published(client, lambda: edit(client, path, 2, (0, 0), (len(TRAIN.splitlines()), 0), fixed))
+    assert [d.code for d in again.diagnostics] == ["ZG100"]  # the fix leaves the loop's old marker unused
+
+
+@pytest.mark.asyncio
+async def test_no_quick_fix_for_others_diagnostics_or_a_fix_that_needs_judgement(client: LanguageClient,
+                                                                                 tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    params = await published(client, lambda: open_document(client, path, TRAIN))
+    foreign = types.Diagnostic(range=params.diagnostics[0].range, message="x", source="pyright", code="reportFoo")
+    assert list(await code_actions(client, path, [foreign])) == []
+    helper = path.with_name("helper.py")
+    params = await published(client, lambda: open_document(client, helper, STEP_IN_A_HELPER))
+    [stale] = params.diagnostics  # --fix declines it: "the step is in `train_step()` (line 6)"
+    actions = await code_actions(client, helper, [stale])
+    assert [a.title for a in actions] == ["Add `# noqa: ZG001` on this line"]
+
+
+STEP_IN_A_HELPER = """\
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_step(x):
+    model(x).sum().backward()
+    optimizer.step()
+for x in data:
+    train_step(x)
+"""

@@ -21,7 +21,12 @@ def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int]
     """`source` with the codes added on their (1-based) lines, and how many lines changed; None
     when the comments cannot be added without changing the program."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    text = source.decode(encoding)
+    added = noqa_added(source.decode(encoding), codes)
+    return None if added is None else (added[0].encode(encoding), added[1])
+
+
+def noqa_added(text: str, codes: Mapping[int, Set[str]]) -> tuple[str, int] | None:
+    """`with_noqa` on text (an editor's buffer)."""
     lines = io.StringIO(text, newline="").readlines()  # line ends kept as they are
     comments = _comments(text)
     changed = 0
@@ -35,7 +40,7 @@ def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int]
     new = "".join(lines)
     if changed and not _same_program(text, new):
         return None
-    return new.encode(encoding), changed
+    return new, changed
 
 
 def _added(line: str, comment: tuple[int, str] | None, wanted: Set[str]) -> str:

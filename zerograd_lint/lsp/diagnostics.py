@@ -22,6 +22,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
+from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding, Related
 from zerograd_lint.report.context import level
 from zerograd_lint.report.sarif import help_uri
@@ -40,21 +41,22 @@ def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec, uri
     uri = uri or _uri(finding.path)
     return types.Diagnostic(
         range=types.Range(
-            start=_position(finding.line, finding.column, lines, codec),
-            end=_position(finding.end_line, finding.end_column, lines, codec),
+            start=position(finding.line, finding.column, lines, codec),
+            end=position(finding.end_line, finding.end_column, lines, codec),
         ),
         message=finding.message,
         severity=SEVERITY[level(finding.code)],
         code=finding.code,
-        code_description=types.CodeDescription(href=help_uri(finding.code)),
+        code_description=types.CodeDescription(href=help_uri(finding.code)) if finding.code in RULES else None,
         source=SOURCE,
+        data={"code": finding.code, "line": finding.line, "column": finding.column},  # for its code actions
         related_information=[_related(site, finding.path, uri, lines, codec) for site in finding.related] or None,
     )
 
 
 def _related(site: Related, path: str, uri: str, lines: Sequence[str], codec: PositionCodec) -> types.DiagnosticRelatedInformation:
     if site.path == path:
-        start = _position(site.line, site.column, lines, codec)
+        start = position(site.line, site.column, lines, codec)
     else:
         uri, start = _uri(site.path), types.Position(line=site.line - 1, character=site.column - 1)
     end = types.Position(line=start.line, character=start.character + codec.client_num_units(site.text))
@@ -67,7 +69,7 @@ def _uri(path: str) -> str:
     return Path(os.path.abspath(path)).as_uri()
 
 
-def _position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> types.Position:
+def position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> types.Position:
     """A 1-based line and code-point column as a 0-based position in the client's units."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return types.Position(line=line - 1, character=codec.client_num_units(text[: column - 1]))

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zerograd_lint.config import ConfigError, find_config
+from zerograd_lint.config import Config, ConfigError, find_config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection
 from zerograd_lint.findings import Finding
-from zerograd_lint.runner import Buffer, check_files
+from zerograd_lint.report.errors import diagnostics
+from zerograd_lint.runner import Buffer, check_files, fix_files
 
 
 @dataclass(frozen=True)
@@ -27,18 +28,39 @@ class Outcome:
 
 
 def check_document(path: str, source: str) -> Outcome:
-    """The findings of `source`, checked as the file at `path` (which is not read)."""
+    """The findings of `source`, checked as the file at `path` (which is not read). A document that
+    cannot be checked (a syntax error mid-edit) gets that as a diagnostic, `invalid-syntax` at the
+    error, as ruff's server shows it, and the reason as its `problem`."""
     try:
-        config = find_config([path])
+        config, selection = _setup(path)
     except (ConfigError, OSError) as exc:
         return Outcome(problem=str(exc), bad_configuration=True)
-    options = config.options
-    selection = FileSelection(config.root, tuple(options.get("exclude", DEFAULT_EXCLUDE)),
-                              tuple(options.get("extend_exclude", ())), options.get("respect_gitignore", True),
-                              force_exclude=True)
     if selection.is_excluded(path):
         return Outcome()
     report = check_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
     if report.errors:
-        return Outcome(problem=f"{report.errors[0].path}: {report.errors[0].reason}")
+        problem = f"{report.errors[0].path}: {report.errors[0].reason}"
+        return Outcome(sorted([*report.findings, *diagnostics(report.errors)]), problem=problem)
     return Outcome(sorted(report.findings))
+
+
+def fixed_findings(path: str, source: str) -> list[Finding]:
+    """The findings of `source` that `zerograd-lint --fix` would fix, each with its edits (the
+    document's quick fixes); none for a document excluded or not checked."""
+    try:
+        config, selection = _setup(path)
+    except (ConfigError, OSError):
+        return []
+    if selection.is_excluded(path):
+        return []
+    report = fix_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
+    return report.fixes.fixed if report.fixes is not None else []
+
+
+def _setup(path: str) -> tuple[Config, FileSelection]:
+    config = find_config([path])
+    options = config.options
+    selection = FileSelection(config.root, tuple(options.get("exclude", DEFAULT_EXCLUDE)),
+                              tuple(options.get("extend_exclude", ())), options.get("respect_gitignore", True),
+                              force_exclude=True)
+    return config, selection

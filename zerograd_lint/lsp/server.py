@@ -3,12 +3,14 @@
 - open and save: the document is checked at once;
 - change: checked once no other change has come for `debounce` seconds (a burst of keystrokes
   costs one analysis, of the last version);
-- close: its diagnostics are cleared.
+- close: its diagnostics are cleared;
+- code action: for a diagnostic of ours, the quick fixes (`zerograd_lint.lsp.actions`): the edit
+  `--fix` would make, and a `# noqa` comment.
 
 The analysis runs in one worker thread, so the event loop keeps answering while it runs, and a
 check still running when a newer version arrives is dropped, not published. A document that
-cannot be checked mid-edit (a syntax error) gets no diagnostics and a line in the client's log;
-the server goes on. A configuration error is shown to the user once per distinct message. Only
+cannot be checked mid-edit (a syntax error) gets an `invalid-syntax` diagnostic at the error and
+a line in the client's log; the server goes on. A configuration error is shown to the user once per distinct message. Only
 Python documents are checked (language `python`, or a `.py`/`.pyi` file).
 """
 
@@ -25,8 +27,9 @@ from pygls.uris import to_fs_path
 from zerograd_lint import __version__
 from zerograd_lint.files import PYTHON_SUFFIXES
 from zerograd_lint.findings import describe
-from zerograd_lint.lsp.document import Outcome, check_document
-from zerograd_lint.lsp.diagnostics import diagnostic, lines_of
+from zerograd_lint.lsp.actions import code_actions
+from zerograd_lint.lsp.diagnostics import SOURCE, diagnostic, lines_of
+from zerograd_lint.lsp.document import Outcome, check_document, fixed_findings
 from zerograd_lint.lsp.framing import FramedStdin
 
 NAME = "zerograd-lint"
@@ -64,7 +67,22 @@ class ZerogradServer(LanguageServer):
             del self.pending[uri]
         self._tell(outcome)
         lines, codec = lines_of(source), self.workspace.position_codec
-        self.publish(uri, [diagnostic(f, lines, codec) for f in outcome.findings], version)
+        self.publish(uri, [diagnostic(f, lines, codec, uri) for f in outcome.findings], version)
+
+    async def actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """The quick fixes for our diagnostics among those the editor asks about."""
+        uri = params.text_document.uri
+        ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+        document = self.workspace.get_text_document(uri)
+        if not ours or not _is_python(document.language_id, uri):
+            return []
+        source = document.source
+        try:
+            fixed = await asyncio.get_running_loop().run_in_executor(self.analyst, fixed_findings, _path(uri), source)
+        except Exception as exc:  # an internal error costs the fixes, not the server
+            self._tell(Outcome(problem=f"internal error: {describe(exc)}"))
+            fixed = []
+        return code_actions(uri, source, ours, fixed, self.workspace.position_codec)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
         self.text_document_publish_diagnostics(
@@ -105,6 +123,11 @@ def build(debounce: float) -> ZerogradServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: ZerogradServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.check_soon(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    async def code_action(ls: ZerogradServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await ls.actions(params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: ZerogradServer, params: types.DidCloseTextDocumentParams) -> None:
