@@ -252,3 +252,35 @@ def test_add_noqa_adds_merges_and_is_idempotent(tmp_path: Path, monkeypatch: pyt
 def test_add_noqa_is_refused_with_fix(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--add-noqa", "--fix", str(tmp_path)])
     assert result.exit_code == 2 and "--add-noqa edits the files checked: not with --fix" in result.stderr
+
+
+# Issue 19, item 15: ruff's habits with fixes.
+
+
+def _two_files(folder: Path) -> None:
+    from snippets import STALE
+
+    (folder / "stale.py").write_text(STALE)
+    (folder / "helper.py").write_text(STALE.replace("for x, y in data:\n", "def step(x, y):\n")
+                                      .replace("import torch\n", "import torch\n", 1) + "for x, y in data:\n    step(x, y)\n")
+
+
+def test_fix_only_fixes_and_reports_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _two_files(tmp_path)
+    result = CliRunner().invoke(main, ["--no-cache", "--fix-only", "."])
+    assert (result.exit_code, result.stdout) == (0, "")  # helper.py's finding remains, unreported
+    assert "optimizer.zero_grad()" in Path("stale.py").read_text()
+    assert "Fixed 1 finding in 1 file, 0 remaining" in result.stderr
+
+
+def test_exit_non_zero_on_fix_and_show_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from snippets import STALE
+
+    monkeypatch.chdir(tmp_path)
+    Path("stale.py").write_text(STALE)
+    result = CliRunner().invoke(main, ["--no-cache", "--fix", "--show-fixes", "--exit-non-zero-on-fix", "."])
+    assert result.exit_code == 1 and result.stdout == ""  # nothing remains, but something was fixed
+    assert result.stderr.startswith("Fixed 1 finding:\n- stale.py:\n    1 × ZG001 (stale-gradients)\n\n")
+    again = CliRunner().invoke(main, ["--no-cache", "--fix", "--exit-non-zero-on-fix", "."])
+    assert again.exit_code == 0  # nothing left to fix

@@ -198,6 +198,10 @@ HELP_SECTIONS = {
                    "what remains. Unsafe: it changes what the model trains on. With -, print the fixed source.")
 @click.option("--diff", is_flag=True,
               help="Print the fixes as a unified diff instead of writing them; exit 1 if there is a diff.")
+@click.option("--fix-only", is_flag=True, help="Fix what can be fixed, and report only that (not what remains).")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list what was fixed, by file and code.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when anything was fixed, even if no finding remains.")
 @click.option("--color/--no-color", default=None,
               help="Colour the findings. Default: on a terminal only, unless NO_COLOR or FORCE_COLOR is set.")
 @click.option("-q", "--quiet", count=True, help="Print the findings and errors only; -qq is --silent.")
@@ -214,7 +218,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, show_loops: bool, add_noqa: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool,
+          statistics: bool, show_loops: bool, add_noqa: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
@@ -231,6 +235,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     """
     level = _verbosity(quiet, silent, verbose)
     paths = given_paths(paths, stdin_filename)
+    fix = fix or fix_only
     if isolated and config.path is not None:
         raise click.UsageError("--config and --isolated cannot be used together")
     if statistics and output_format not in STATISTICS:
@@ -299,6 +304,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         text = STATISTICS[output_format](findings)
     elif show_loops:
         text = LOOPS[output_format](report.loops, output_file is None)
+    elif fix_only:
+        text = ""  # what remains is not reported
     else:
         texts = {path: fixed for path, (_, fixed) in report.fixes.changed.items()} if report.fixes else {}
         if buffer is not None:  # `full` shows the lines checked: these are not (or no longer) on disk
@@ -316,10 +323,13 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         for error in report.errors:
             click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
     if level >= NORMAL:
-        close(report, findings, diff, unwritten, searched=STDIN not in paths)
+        close(report, [] if fix_only else findings, diff, unwritten, searched=STDIN not in paths,
+              show_fixes=show_fixes)
     if report.errors:
         ctx.exit(EXIT_ERROR)
-    failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings)
+    fixed_any = bool(report.fixes and report.fixes.fixed)
+    failing = bool(report.fixes and report.fixes.changed) if diff else bool(findings) and not fix_only
+    failing = failing or (exit_non_zero_on_fix and fixed_any and not diff)
     ctx.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
 
 

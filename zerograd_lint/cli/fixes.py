@@ -18,16 +18,19 @@ from zerograd_lint.report.summary import fix_summary, summary
 from zerograd_lint.runner import Buffer, Report
 
 
-def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool) -> None:
-    """On stderr: why each finding not fixed was not (when fixing), then the summary. `searched`:
-    the files were looked for in the paths given, so the summary says when none was found (not
-    when stdin's name is excluded: ruff says nothing then either)."""
+def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool,
+          show_fixes: bool = False) -> None:
+    """On stderr: why each finding not fixed was not (when fixing), what was fixed (`show_fixes`),
+    then the summary. `searched`: the files were looked for in the paths given, so the summary says
+    when none was found (not when stdin's name is excluded: ruff says nothing then either)."""
     if report.fixes is None:
         click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
         return
     for declined in report.fixes.declined:
         where = f"{quote_path(declined.finding.path)}:{position(declined.finding)}"
         click.echo(f"{where}: {declined.finding.code} not fixed: {escape_text(declined.reason)}", err=True)
+    if show_fixes and report.fixes.fixed:
+        click.echo(fixes_listed(report.fixes.fixed, diff), err=True, nl=False)
     checked = len(report.errors) - unwritten
     click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched), err=True)
 
@@ -120,3 +123,15 @@ def add_noqa_comments(findings: list[Finding], report: Report) -> int:
             continue
         added += edited[1]
     return added
+
+
+def fixes_listed(fixed: list[Finding], diff: bool) -> str:
+    """`--show-fixes`, as ruff lists them: each file, and how many of each code were fixed in it."""
+    from collections import Counter
+
+    out = [f"{'Would fix' if diff else 'Fixed'} {len(fixed)} finding{'s' if len(fixed) != 1 else ''}:"]
+    for path in sorted({f.path for f in fixed}):
+        out.append(f"- {quote_path(path)}:")
+        counted = Counter((f.code, f.name) for f in fixed if f.path == path)
+        out += [f"    {count} × {code} ({name})" for (code, name), count in sorted(counted.items())]
+    return "\n".join(out) + "\n\n"
