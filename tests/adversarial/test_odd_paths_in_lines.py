@@ -61,7 +61,8 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_concise_and_error_lines(folder: Path) -> None:
     code, out, err = _run(folder)
     assert code == 2
-    assert out == [f"{QUOTED}:4:1: ZG001 optimizer.step() (line 7) applies gradients an earlier step already "
+    assert out == ["\"broken\\n.py\":8:15: invalid-syntax: '(' was never closed",  # a diagnostic too (issue 19)
+                   f"{QUOTED}:4:1: ZG001 optimizer.step() (line 7) applies gradients an earlier step already "
                    "applied: nothing clears them in this loop"]
     errors = [line for line in err if line.startswith("zerograd-lint: error:")]
     assert errors == ["zerograd-lint: error: \"broken\\n.py\": syntax error at 8:15: '(' was never closed"]
@@ -69,9 +70,15 @@ def test_concise_and_error_lines(folder: Path) -> None:
 
 def test_github_annotations(folder: Path) -> None:
     _, out, _ = _run(folder, "--output-format", "github")
-    assert len(out) == 1
-    assert out[0].startswith("::error title=zerograd-lint (ZG001),file=train%0Av2.py,line=4,")
-    assert out[0].split("::", 2)[2].startswith(f"{QUOTED}:4:1: ZG001 ")
+    assert len(out) == 2
+    assert out[1].startswith("::error title=zerograd-lint (ZG001),file=train%0Av2.py,line=4,")
+    assert out[1].split("::", 2)[2].startswith(f"{QUOTED}:4:1: ZG001 ")
+
+
+def test_pylint_lines(folder: Path) -> None:
+    _, out, _ = _run(folder, "--output-format", "pylint")
+    assert out[1] == f"{QUOTED}:4: [ZG001] optimizer.step() (line 7) applies gradients an earlier step already " \
+                     "applied: nothing clears them in this loop"
 
 
 def test_full_format_and_show_loops(folder: Path) -> None:
@@ -81,10 +88,10 @@ def test_full_format_and_show_loops(folder: Path) -> None:
     assert out == [f"{QUOTED}:4:1: for  optimizer: ZG001"]
 
 
-@pytest.mark.parametrize("output_format", ["json", "json-lines", "sarif"])
+@pytest.mark.parametrize("output_format", ["json", "json-lines", "sarif", "gitlab", "junit"])
 def test_json_formats_keep_the_path_as_it_is(folder: Path, output_format: str) -> None:
     _, out, _ = _run(folder, "--output-format", output_format)
     text = "\n".join(out)
     assert NAME not in text  # never a raw line break
     if output_format == "json":
-        assert [finding["path"] for finding in json.loads(text)] == [NAME]
+        assert [finding["path"] for finding in json.loads(text)] == ["broken\n.py", NAME]

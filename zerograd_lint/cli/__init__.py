@@ -11,7 +11,7 @@ the time the callback runs it has PATHS and `--isolated`; it puts `[tool.zerogra
 precedence: command line, then `ZEROGRAD_LINT_OUTPUT_FORMAT`, then pyproject.toml, then defaults.
 
 Commands: `main` is a `click.Group` whose default command is `check`: anything that does not
-start with a command's name (`server`) or a help flag is read as `check`'s arguments, so
+start with a command's name (`rule`, `server`: `cli/rule.py`, `cli/server.py`) or a help flag is read as `check`'s arguments, so
 `zerograd-lint PATHS`, `zerograd-lint - --stdin-filename X` and `zerograd-lint check PATHS` are
 the same run, and `zerograd-lint --help` shows `check`'s options and lists the commands. A folder
 named `server` is checked as `zerograd-lint ./server` or `zerograd-lint check server`.
@@ -47,12 +47,14 @@ import click
 from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
 from zerograd_lint.cli.fixes import add_noqa_comments, close, diffs, print_stdin_fixed, read_stdin, write_fixes
+from zerograd_lint.cli.inspect import shown_files, shown_settings
 from zerograd_lint.cli.options import (
     CONTEXT_SETTINGS,
     EXIT_CLEAN,
     EXIT_ERROR,
     OUT_OF_MEMORY,
     EXIT_FINDINGS,
+    HELP_SECTIONS,
     NORMAL,
     OUTPUT_FORMAT_VARIABLE,
     QUIET,
@@ -68,16 +70,15 @@ from zerograd_lint.cli.options import (
     load_configuration,
     patterns,
     per_file_ignores,
-    serve_until_interrupted,
 )
+from zerograd_lint.cli.rule import rule
+from zerograd_lint.cli.server import server
 from zerograd_lint.config import Config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection, Missing, discover, named_files
 from zerograd_lint.findings import SourceError
-from zerograd_lint.cli.inspect import shown_files, shown_settings
-from zerograd_lint.cli.rule import rule
 from zerograd_lint.report import FORMATS
-from zerograd_lint.report.errors import diagnostics
 from zerograd_lint.report.context import Context
+from zerograd_lint.report.errors import diagnostics
 from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
@@ -121,17 +122,6 @@ def run(early: Early | None = None) -> None:
     except OSError:  # a closed pipe (`| head`): nothing more can be written anyway
         pass
     os._exit(code or 0)
-
-
-# The sections of `--help`, as ruff groups its options; the others come first.
-HELP_SECTIONS = {
-    "Rule selection": ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores",
-                       "extend_per_file_ignores"),
-    "File selection": ("exclude", "extend_exclude", "respect_gitignore", "force_exclude", "stdin_filename"),
-    "Configuration": ("isolated", "config"),
-    "Miscellaneous": ("no_cache", "exit_zero", "color", "explain", "version"),
-    "Log levels": ("quiet", "silent", "verbose"),
-}
 
 
 @main.command("check", cls=Command, sections=HELP_SECTIONS, context_settings=CONTEXT_SETTINGS,
@@ -294,7 +284,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     if add_noqa:
         added = add_noqa_comments(findings, report)
         for error in report.errors if level > SILENT else ():
-            click.echo(f"zerograd-lint: error: {error.path}: {error.reason}", err=True)
+            click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
         if level >= NORMAL:
             click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
         ctx.exit(EXIT_ERROR if report.errors else EXIT_CLEAN)
@@ -334,34 +324,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
 
 
 main.add_command(rule)
-
-
-@main.command("server", context_settings=CONTEXT_SETTINGS,
-              short_help="Start the language server, on stdin and stdout (needs: pip install 'zerograd-lint[lsp]').")
-@click.option("--debounce", type=click.FloatRange(min=0), default=0.3, show_default=True, metavar="SECONDS",
-              help="After an edit, wait this long for the next one before checking the document again.")
-@click.option("--stdio", is_flag=True, help="Talk over stdin and stdout: the only way it talks; accepted because "
-                                            "some clients pass it.")
-def server(debounce: float, stdio: bool) -> None:
-    """Start the language server: diagnostics for Python files as they are opened, edited and saved.
-
-    It talks the Language Server Protocol over stdin and stdout, reads [tool.zerograd-lint] from the
-    pyproject.toml above each document, and never writes a file.
-    """
-    gc.enable()  # a long-lived process: see `run`
-    try:
-        from zerograd_lint.lsp.server import serve
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
-            raise
-        raise Failure(f"the language server is an extra ({exc.name} is not installed): "
-                      "pip install 'zerograd-lint[lsp]'") from None
-    from zerograd_lint.lsp.framing import FramingError
-
-    try:
-        serve_until_interrupted(lambda: serve(debounce))
-    except FramingError as exc:  # the editor restarts a server that exits
-        raise Failure(f"language server: the client sent {exc}; connection closed") from None
+main.add_command(server)
 
 
 def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:

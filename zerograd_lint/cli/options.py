@@ -34,6 +34,17 @@ class Failure(click.ClickException):
         click.echo(f"zerograd-lint: error: {self.format_message()}", err=True)
 
 
+# The sections of `--help`, as ruff groups its options; the others come first.
+HELP_SECTIONS = {
+    "Rule selection": ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores",
+                       "extend_per_file_ignores"),
+    "File selection": ("exclude", "extend_exclude", "respect_gitignore", "force_exclude", "stdin_filename"),
+    "Configuration": ("isolated", "config"),
+    "Miscellaneous": ("no_cache", "exit_zero", "color", "explain", "version"),
+    "Log levels": ("quiet", "silent", "verbose"),
+}
+
+
 class Command(click.Command):
     """A command whose options `--help` shows in sections, as ruff's are (`sections`: a title and
     the names of its parameters; the others come first, under "Options")."""
