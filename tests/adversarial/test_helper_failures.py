@@ -190,8 +190,8 @@ def test_a_file_that_does_not_parse_never_costs_the_cross_file_finding(
         if options:
             assert "train.py:8:1: ZG001 not fixed: the step is in `train_step()` (engine.py line 8)" in result.stderr
         else:
-            assert result.stdout.splitlines() == [ZG001 + " applies gradients an earlier step already applied: "
-                                                   "nothing clears them in this loop"]
+            assert [line for line in result.stdout.splitlines() if ": ZG" in line] == [
+                ZG001 + " applies gradients an earlier step already applied: nothing clears them in this loop"]
     assert {"surveys", "_analyse_in_helper"} <= set(given)
 
 
