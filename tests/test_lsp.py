@@ -377,3 +377,16 @@ def train_step(x):
 for x in data:
     train_step(x)
 """
+
+
+def test_a_project_that_cannot_be_checked_is_said_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22, item 2, in the editor: the run's one line, not 'internal error: NotChecked: ...'."""
+    from zerograd_lint import runner
+    from zerograd_lint.lsp.document import check_document
+
+    def failing(*args, **kwargs):
+        raise runner.NotChecked("the project could not be checked: out of memory")
+
+    monkeypatch.setattr("zerograd_lint.lsp.document.check_files", failing)
+    outcome = check_document(str(tmp_path / "train.py"), TRAIN)
+    assert (outcome.findings, outcome.problem) == ([], "the project could not be checked: out of memory")

@@ -87,7 +87,9 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         if exc.lineno is None:  # a NUL (Python 3.11 and later say where no more than that)
             raise Unparsable(_refused_character(text) or f"syntax error: {exc.msg}") from None
         raise Unparsable(f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:  # a lone surrogate is a UnicodeEncodeError
+    except MemoryError:
+        raise Unparsable("too large to analyse (out of memory)") from None
+    except (RecursionError, ValueError) as exc:  # a lone surrogate is a UnicodeEncodeError
         raise Unparsable(_refused_character(text) or f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
     survey = ModuleSurvey({MODULE: Function()}, {}, {}, {}, set())

@@ -76,3 +76,14 @@ def test_a_binary_file_is_still_binary(tmp_path: Path) -> None:
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10" + STALE.encode())
     errors, _ = errors_of([path])
     assert errors == [f"zerograd-lint: error: {path}: binary file (contains NUL bytes)"]
+
+
+def test_out_of_memory_while_parsing_is_not_called_deep_nesting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerograd_lint import survey
+
+    def exhausted(text: str) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(survey.ast, "parse", exhausted)
+    with pytest.raises(survey.Unparsable, match=r"^too large to analyse \(out of memory\)$"):
+        survey.survey_module("loss.backward()\nopt.step()\n")

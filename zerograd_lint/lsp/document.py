@@ -17,7 +17,7 @@ from zerograd_lint.config import Config, ConfigError, find_config
 from zerograd_lint.files import DEFAULT_EXCLUDE, FileSelection
 from zerograd_lint.findings import Finding
 from zerograd_lint.report.errors import diagnostics
-from zerograd_lint.runner import Buffer, check_files, fix_files
+from zerograd_lint.runner import Buffer, NotChecked, check_files, fix_files
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,10 @@ def check_document(path: str, source: str) -> Outcome:
         return Outcome(problem=str(exc), bad_configuration=True)
     if selection.is_excluded(path):
         return Outcome()
-    report = check_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
+    try:
+        report = check_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
+    except NotChecked as exc:  # the project's analysis failed: said, and no diagnostics rather than other ones
+        return Outcome(problem=str(exc))
     if report.errors:
         problem = f"{report.errors[0].path}: {report.errors[0].reason}"
         return Outcome(sorted([*report.findings, *diagnostics(report.errors)]), problem=problem)
@@ -53,7 +56,10 @@ def fixed_findings(path: str, source: str) -> list[Finding]:
         return []
     if selection.is_excluded(path):
         return []
-    report = fix_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
+    try:
+        report = fix_files([Buffer(path, source)], config.settings(), named=[path], selection=selection)
+    except NotChecked:
+        return []
     return report.fixes.fixed if report.fixes is not None else []
 
 
