@@ -35,9 +35,14 @@ def said(command: list[str], tree: Path) -> tuple[list[dict], set[str]]:
             [*command, "--no-cache", "--output-format", "json", str(tree.resolve())],
             capture_output=True, text=True, cwd=empty,
         )
-    if done.returncode not in (0, 1):
+    errors = {line for line in done.stderr.splitlines() if line.strip()}
+    try:  # exit 2 (a file that could not be checked) still prints the others' findings
+        found = json.loads(done.stdout or "[]")
+    except ValueError:
         return [], {f"exit {done.returncode}: {done.stderr.strip()}"}
-    return json.loads(done.stdout or "[]"), {line for line in done.stderr.splitlines() if line.strip()}
+    # a file not checked is a diagnostic too since issue 19 (`invalid-syntax`, `not-checked`): it is
+    # compared through its error line, which every version prints
+    return [f for f in found if f["code"].startswith("ZG")], {f"exit {done.returncode}", *errors}
 
 
 def canonical(findings: list[dict], lacking: set[str]) -> set[str]:
