@@ -174,7 +174,7 @@ def test_readme_git_url_install_resolves_to_this_project(snapshot: Path, tmp_pat
     # `localhost`: the pip of Python 3.11's venvs wants a host in a `git+file` URL.
     requirement = re.sub(r"git\+https://\S+@\S+$", f"git+file://localhost{snapshot}@{commit}", line)
     report = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--quiet",
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed", "--quiet",
                            "--report", str(report), requirement], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     import json
