@@ -18,8 +18,8 @@ from zerograd_lint.bindings import Frame
 from zerograd_lint.conditions import FactMaker, compact_text as _text
 from zerograd_lint.graphs import elementwise
 from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, NOP
-from zerograd_lint.graphs.statements import LoopJumps, target_names
-from zerograd_lint.scopes import dotted_name
+from zerograd_lint.graphs.statements import LoopJumps, target_names, target_paths
+from zerograd_lint.scopes import ELEMENT, dotted_name
 from zerograd_lint.sites import Loop
 
 
@@ -61,8 +61,18 @@ class Loops:
 
     def stmt_For(self, node: cst.For) -> None:
         self.expr(node.iter)
-        if self._is_collection_loop(node):
-            self.flat(node.body)
+        # In its own body, a collection loop's target is an element of what it iterates, whatever
+        # else the name is bound to in the function (`for p in encoder.parameters(): p.grad = None`
+        # clears the encoder, even if `p` walks the head's parameters elsewhere), as a
+        # comprehension's target is (`Builder.calls`).
+        self.frames.append(self._element_frame(node))
+        try:
+            collection = self._is_collection_loop(node)
+            if collection:
+                self.flat(node.body)
+        finally:
+            self.frames.pop()
+        if collection:
             return
         targets = target_names(node.target)
         self._kill(targets)
@@ -173,6 +183,12 @@ class Loops:
         self.preds += breaks
 
     # ---------------------------------------------------------------- loops over collections
+
+    def _element_frame(self, node: cst.For) -> Frame:
+        frame = self.frame
+        return frame.child_locals({
+            name: self.resolver.value_keys(node.iter, (ELEMENT,) + path, frame) for name, path in target_paths(node.target)
+        })
 
     def _is_collection_loop(self, node: cst.For) -> bool:
         """`for p in model.parameters(): p.grad = None`, `for opt in optimizers: opt.step()`.
