@@ -4,13 +4,17 @@ findings); so does the language server, which pygls would otherwise stop with 0.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 from click.testing import CliRunner
@@ -18,33 +22,34 @@ from click.testing import CliRunner
 import zerograd_lint.cli
 from zerograd_lint.cli import main
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals to a process group, /proc")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals to a process group, FIONREAD on a pipe")
 
 COMMAND = [sys.executable, "-m", "zerograd_lint"]
 
 
-def _reading_a_pipe(pid: int) -> bool:
-    """Whether a thread of the process waits in a read from a pipe (its stdin)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            if "pipe" in (task / "wchan").read_text():
-                return True
-        except OSError:
-            continue
-    return False
+# What each command is given first: text it reads and keeps waiting after (a source with no end
+# yet; a header line of a message whose blank line has not come).
+FIRST = {"check": b"import torch\n", "server": b"Content-Length: 2\r\n"}
+
+
+def _unread(pipe: IO[bytes]) -> int:
+    """How many bytes written to `pipe` its reader has not read yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
 
 
 def _interrupted(arguments: list[str]) -> subprocess.CompletedProcess[bytes]:
-    """Start the command with a stdin that never ends, wait until it reads it, then Ctrl-C it as a
-    terminal does: SIGINT to its whole process group."""
+    """Start the command with a stdin that never ends, wait until it has read what it was given
+    (so it runs its own code, past Python's start-up), then Ctrl-C it as a terminal does: SIGINT to
+    its whole process group."""
     process = subprocess.Popen([*COMMAND, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while not _reading_a_pipe(process.pid):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.skip("cannot tell when the process waits on its stdin (/proc/PID/task/*/wchan)")
+        process.stdin.write(FIRST["server" if arguments[0] == "server" else "check"])
+        process.stdin.flush()
+        deadline = time.monotonic() + 60  # only a guard against a hang
+        while _unread(process.stdin):
+            assert process.poll() is None, process.communicate(timeout=60)
+            assert time.monotonic() < deadline, "the command never read its stdin"
             time.sleep(0.05)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=60)
