@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import stat
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, fields
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from zerograd_lint import __version__
 from zerograd_lint.codes import RULES
+from zerograd_lint.files.reading import read_source
 from zerograd_lint.findings import Finding, Related, SourceError
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.texts import Source
@@ -128,8 +128,8 @@ class Cache:
         """The result kept as entry `name`, if it is one that a run of `files` could have found;
         else None (a miss), whatever is wrong with the entry or with reading it."""
         try:
-            data = _read(self.folder / f"{name}.json")
-            return None if data is None else _entry(name, data, files)
+            # a regular file of at most `_LARGEST` bytes, opened without blocking (a FIFO); `NotRead` otherwise
+            return _entry(name, read_source(str(self.folder / f"{name}.json"), _LARGEST), files)
         except Exception:  # noqa: BLE001 - any failure (even RecursionError, MemoryError) is a miss, never another result
             return None
 
@@ -180,18 +180,6 @@ class Cache:
                     continue
         for _, old in sorted(entries, reverse=True)[_KEEP:]:
             Path(old).unlink(missing_ok=True)
-
-
-def _read(path: Path) -> bytes | None:
-    """The bytes of `path` if it is a regular file of at most `_LARGEST` bytes. Opened without
-    blocking (a FIFO) nor following a symlink (to `/dev/zero`), then checked with `fstat`."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    with open(os.open(path, flags), "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode) or status.st_size > _LARGEST:
-            return None
-        data = file.read(_LARGEST + 1)
-    return data if len(data) <= _LARGEST else None
 
 
 class _Odd(ValueError):

@@ -106,6 +106,8 @@ class Finding:
 
 # The reason given for code deeper than the parsers and the analysis can follow.
 TOO_DEEP = "too deeply nested to analyse"
+# ... and for code the analysis ran out of memory on.
+TOO_LARGE = "too large to analyse (out of memory)"
 
 
 class SourceError(Exception):

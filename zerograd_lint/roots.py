@@ -13,7 +13,7 @@ import libcst as cst
 from zerograd_lint import rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.classifier import Classifier
-from zerograd_lint.findings import TOO_DEEP, SourceError, describe
+from zerograd_lint.findings import TOO_DEEP, TOO_LARGE, SourceError, describe
 from zerograd_lint.parts import Part
 from zerograd_lint.frameworks import ignite, lightning
 from zerograd_lint.flow import GaveUp, analyse
@@ -25,7 +25,6 @@ from zerograd_lint.scopes import Scope
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
-TOO_LARGE = "too large to analyse (out of memory)"
 
 
 class Analyser:

@@ -139,18 +139,17 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         team = reader.sources(sources)
         with team or nullcontext():
             cache = Cache(settings.cache) if settings.cache else None
-            results = [_only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops))]
+            result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops))
     except Exception as exc:  # never checked file by file instead: see NotChecked
         raise _not_checked(exc) from exc
-    report.loops = checked_loops.reported((loop for r in results for loop in r.loops), asked, settings, notebooks)
+    report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
     if fix:
-        report.unfixed = _reported(results, notebooks, settings)
-        report.fixes = _fix(sources, results, notebooks, settings, asked)
-        results = [report.fixes.result]
-    for result in results:
-        for path, error in result.errors.items():
-            report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
-    report.findings.extend(_reported(results, notebooks, settings))
+        report.unfixed = _reported(result, notebooks, settings)
+        report.fixes = _fix(sources, result, notebooks, settings, asked)
+        result = report.fixes.result
+    for path, error in result.errors.items():
+        report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
+    report.findings.extend(_reported(result, notebooks, settings))
     return report
 
 
@@ -161,7 +160,7 @@ def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary()
     reuses their analysis (see `zerograd_lint.cache`). Not with `loops`: the cache keeps
     findings only."""
     from zerograd_lint.checker import Result, check_project
-    from zerograd_lint.schedule.run import Analysed, Run
+    from zerograd_lint.schedule.run import Run
 
     if cache is None or loops:
         return check_project(sources, vocabulary, team=team, loops=loops)
@@ -172,7 +171,7 @@ def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary()
         chosen = run.choose()
         part = cache_key("chosen", chosen, vocabulary)
         if (hit := cache.get(part, chosen)) is not None:
-            analysed = Analysed(hit[0], hit[1], [])
+            analysed = Result(*hit)
         else:
             analysed = run.analyse()
             cache.put(part, analysed.findings, analysed.errors)
@@ -181,13 +180,12 @@ def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary()
     return result
 
 
-def _reported(results: list[Result], notebooks: dict[str, Index], settings: Settings) -> list[Finding]:
+def _reported(result: Result, notebooks: dict[str, Index], settings: Settings) -> list[Finding]:
     """The findings the settings report, placed in their cells for a notebook."""
     reported = []
-    for result in results:
-        for path, found in result.findings.items():
-            placed = [notebooks[path].place(f) for f in found] if path in notebooks else found
-            reported.extend(f for f in placed if settings.reports(path, f.code))
+    for path, found in result.findings.items():
+        placed = [notebooks[path].place(f) for f in found] if path in notebooks else found
+        reported.extend(f for f in placed if settings.reports(path, f.code))
     return reported
 
 
@@ -199,13 +197,13 @@ def _only(asked: set[str], result: Result) -> Result:
                    errors={p: e for p, e in result.errors.items() if p in asked})
 
 
-def _fix(sources: dict[str, str | bytes], results: list[Result], notebooks: dict[str, Index],
+def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, Index],
          settings: Settings, asked: set[str]) -> Fixes:
     from zerograd_lint.checker import check_project
     from zerograd_lint.fix import fix_project
 
     fixes = fix_project(
-        sources, results[0], lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
+        sources, result, lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
         wanted=lambda finding: settings.reports(finding.path, finding.code),
         vocabulary=settings.vocabulary, not_fixed=dict.fromkeys(notebooks, NOTEBOOKS_ARE_NOT_FIXED),
     )

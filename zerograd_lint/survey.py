@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from zerograd_lint.findings import TOO_LARGE
+from zerograd_lint.lines import split_lines
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.frameworks.accelerate import PREPARES_WHAT_IT_RETURNS
 from zerograd_lint.frameworks.ignite import CALLBACK_TAKERS, takes_an_engine
@@ -28,7 +30,6 @@ from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CL
 MAX_DEPTH = 1000
 # What Python refuses in a text before parsing it: a NUL, a lone surrogate (not a character)
 _REFUSED = re.compile("[\x00\ud800-\udfff]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = calls_that(ACCUMULATES, UPDATES)
@@ -88,7 +89,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             raise Unparsable(_refused_character(text) or f"syntax error: {exc.msg}") from None
         raise Unparsable(f"syntax error at {exc.lineno}:{exc.offset}: {exc.msg}") from None
     except MemoryError:
-        raise Unparsable("too large to analyse (out of memory)") from None
+        raise Unparsable(TOO_LARGE) from None
     except (RecursionError, ValueError) as exc:  # a lone surrogate is a UnicodeEncodeError
         raise Unparsable(_refused_character(text) or f"too deeply nested to analyse ({type(exc).__name__})") from None
     words = _Words(vocabulary)
@@ -162,7 +163,7 @@ def _refused_character(text: str) -> str | None:
     found = _REFUSED.search(text)
     if found is None:
         return None
-    rows = _LINE_BREAK.split(text[: found.start()])
+    rows = split_lines(text[: found.start()])
     at = f"{len(rows)}:{len(rows[-1]) + 1}"
     if found.group() == "\x00":
         return f"a NUL character at {at}: source code cannot contain null bytes"

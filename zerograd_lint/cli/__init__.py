@@ -46,7 +46,15 @@ import click
 
 from zerograd_lint import __version__
 from zerograd_lint.cache import FOLDER as CACHE_FOLDER
-from zerograd_lint.cli.fixes import add_noqa_comments, close, diffs, print_stdin_fixed, read_stdin, write_fixes
+from zerograd_lint.cli.fixes import (
+    add_noqa_comments,
+    close,
+    diffs,
+    print_errors,
+    print_stdin_fixed,
+    read_stdin,
+    write_fixes,
+)
 from zerograd_lint.cli.inspect import shown_files, shown_settings
 from zerograd_lint.cli.options import (
     CONTEXT_SETTINGS,
@@ -79,7 +87,7 @@ from zerograd_lint.findings import SourceError
 from zerograd_lint.report import FORMATS
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.errors import diagnostics
-from zerograd_lint.report.escaping import escape_text, quote_path
+from zerograd_lint.report.escaping import quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
 from zerograd_lint.runner import Buffer, NotChecked, check_files, fix_files
@@ -241,6 +249,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
                                "--show-loops or stdin")
     if show_loops and output_format not in LOOPS:
         raise click.UsageError(f"--show-loops prints loops as {', '.join(LOOPS)}, not {output_format}")
+    if watch and STDIN in paths:
+        raise click.UsageError("--watch checks files as they change: not stdin")
 
     files = FileSelection(config.root, exclude, extend_exclude, respect_gitignore, force_exclude)
     # an on-save check through stdin, and --diff, write nothing: not even the cache
@@ -249,22 +259,21 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     settings = Settings(Selection((*select, *extend_select), (*ignore, *extend_ignore)),
                         (*per_file_ignores, *extend_per_file_ignores),
                         config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops)
-    buffer = _stdin(stdin_filename, files) if STDIN in paths else None
+    if show_settings:  # the settings a check would use, and no check
+        click.echo(shown_settings(config, settings, files, output_format, isolated), nl=False)
+        ctx.exit(EXIT_CLEAN)
     on_disk = tuple(path for path in paths if path != STDIN) if paths else (".",)
+    if watch:  # each check a process of its own, this command line without --watch
+        from zerograd_lint.cli.watch import watch as keep_checking, without_watch
+
+        keep_checking(without_watch(sys.argv[1:]), lambda: (p for p in discover(on_disk, files) if isinstance(p, str)))
+    buffer = _stdin(stdin_filename, files) if STDIN in paths else None
     found = list(discover(on_disk, files))
     to_check: list[str | Buffer] = [item for item in found if isinstance(item, str)]
     if buffer is not None:  # the text in stdin replaces the file on disk it stands for
         to_check = [path for path in to_check if not _same_path(path, buffer.path)] + [buffer]
-    if watch:
-        if STDIN in paths:
-            raise click.UsageError("--watch checks files as they change: not stdin")
-        from zerograd_lint.cli.watch import watch as keep_checking, without_watch
-
-        keep_checking(without_watch(sys.argv[1:]), lambda: (p for p in discover(on_disk, files) if isinstance(p, str)))
-    if show_files or show_settings:  # what a check would use, and no check
-        text = shown_files(item if isinstance(item, str) else item.path for item in to_check) if show_files else \
-            shown_settings(config, settings, files, output_format, isolated)
-        click.echo(text, nl=False)
+    if show_files:  # the files a check would read, and no check
+        click.echo(shown_files(item if isinstance(item, str) else item.path for item in to_check), nl=False)
         ctx.exit(EXIT_CLEAN)
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
@@ -283,8 +292,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     findings = sorted(report.findings)
     if add_noqa:
         added = add_noqa_comments(findings, report)
-        for error in report.errors if level > SILENT else ():
-            click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
+        if level > SILENT:
+            print_errors(report)
         if level >= NORMAL:
             click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
         ctx.exit(EXIT_ERROR if report.errors else EXIT_CLEAN)
@@ -310,8 +319,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     if fixed_stdin:
         print_stdin_fixed(report, buffer)
     if level > SILENT:
-        for error in report.errors:
-            click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
+        print_errors(report)
     if level >= NORMAL:
         close(report, [] if fix_only else findings, diff, unwritten, searched=STDIN not in paths,
               show_fixes=show_fixes)

@@ -35,6 +35,12 @@ def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, s
     click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched), err=True)
 
 
+def print_errors(report: Report) -> None:
+    """Each file that could not be checked (or written), one line on stderr."""
+    for error in report.errors:
+        click.echo(f"zerograd-lint: error: {quote_path(error.path)}: {escape_text(error.reason)}", err=True)
+
+
 def write_fixes(report: Report, on_disk: set[str]) -> int:
     """Write each fixed file that was read from disk; one that cannot be is reported as it was, and
     counted."""
@@ -94,16 +100,15 @@ def _stdin_stream() -> BinaryIO | TextIO:
 def add_noqa_comments(findings: list[Finding], report: Report) -> int:
     """`--add-noqa`: the comments written, file by file (`zerograd_lint.fix.noqa`); the number of
     lines changed. A file that cannot take them, or be written, is an error of the report."""
-    from zerograd_lint.codes import RULES
-    from zerograd_lint.fix.noqa import with_noqa
     from zerograd_lint.files import read_source
+    from zerograd_lint.fix.noqa import with_noqa
     from zerograd_lint.fix.output import NotWritten, write_atomically
     from zerograd_lint.notebook import is_notebook
     from zerograd_lint.rules.suppression import RULE as UNUSED_MARKER
 
     wanted: dict[str, dict[int, set[str]]] = {}
     for finding in findings:
-        if finding.code in RULES and finding.code != UNUSED_MARKER.code:
+        if finding.code != UNUSED_MARKER.code:  # a noqa for an unused marker: remove the marker instead
             wanted.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
     for path in sorted(p for p in wanted if is_notebook(p)):
         del wanted[path]

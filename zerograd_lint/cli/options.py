@@ -211,12 +211,18 @@ def _config_start(paths: Sequence[str], stdin_filename: str | None) -> tuple[str
     return tuple(stdin_filename if path == STDIN else path for path in paths if path != STDIN or stdin_filename)
 
 
+def rule_code(value: str, param_hint: str | None = None) -> str:
+    """`value` as a rule's code (any case), or a usage error listing the rules."""
+    code = value.strip().upper()
+    if code not in RULES:
+        raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})", param_hint=param_hint)
+    return code
+
+
 def explain(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value is None or ctx.resilient_parsing:
         return
-    code = value.strip().upper()
-    if code not in RULES:
-        raise click.BadParameter(f"{value!r} is not a rule code (rules: {', '.join(RULES)})")
+    code = rule_code(value)
     from zerograd_lint.explain import rule_page  # reads the package's data: only for --explain
 
     click.echo(rule_page(code), nl=False)

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from zerograd_lint.cli.options import rule_code
 from zerograd_lint.codes import RULES
 
 _FIX = {"Always": "Fix is always available.", "Sometimes": "Fix is sometimes available.", "None": "Fix is not available."}
@@ -22,9 +23,7 @@ def rule(code: str | None, every: bool, output_format: str) -> None:
 
     if every == (code is not None):
         raise click.UsageError("give a rule code, or --all")
-    if code is not None and code.strip().upper() not in RULES:
-        raise click.BadParameter(f"{code!r} is not a rule code (rules: {', '.join(RULES)})", param_hint="CODE")
-    codes = list(RULES) if every else [code.strip().upper()]
+    codes = list(RULES) if every else [rule_code(code, param_hint="CODE")]
     facts = [_facts(c, rule_page(c)) for c in codes]
     if output_format == "json":
         click.echo(json.dumps(facts if every else facts[0], indent=2))

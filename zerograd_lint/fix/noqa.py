@@ -14,7 +14,7 @@ import io
 import tokenize
 from collections.abc import Mapping, Set
 
-from zerograd_lint.rules.suppression import NOQA
+from zerograd_lint.rules.suppression import Marker, scan_markers
 
 
 def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int] | None:
@@ -28,13 +28,13 @@ def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int]
 def noqa_added(text: str, codes: Mapping[int, Set[str]]) -> tuple[str, int] | None:
     """`with_noqa` on text (an editor's buffer)."""
     lines = io.StringIO(text, newline="").readlines()  # line ends kept as they are
-    comments = _comments(text)
+    markers = {m.line: m for m in scan_markers(text) if m.kind == "noqa"}
     changed = 0
     for number, wanted in sorted(codes.items()):
         if not 0 < number <= len(lines):
             return None
         line = lines[number - 1]
-        edited = _added(line, comments.get(number), wanted)
+        edited = _added(line, markers.get(number), wanted)
         if edited != line:
             lines[number - 1], changed = edited, changed + 1
     new = "".join(lines)
@@ -43,32 +43,18 @@ def noqa_added(text: str, codes: Mapping[int, Set[str]]) -> tuple[str, int] | No
     return new, changed
 
 
-def _added(line: str, comment: tuple[int, str] | None, wanted: Set[str]) -> str:
+def _added(line: str, noqa: Marker | None, wanted: Set[str]) -> str:
     body = line.rstrip("\r\n")
     ending = line[len(body):]
-    if comment is not None and (match := NOQA.search(comment[1])):
-        listed = match.group("codes")
-        if listed is None:
-            return line  # a bare noqa suppresses every code already
-        have = {code.upper() for code in listed.replace(",", " ").split()}
-        missing = sorted(set(wanted) - have)
-        if not missing:
-            return line
-        at = comment[0] + match.end()
-        return body[:at] + ", " + ", ".join(missing) + body[at:] + ending
-    return body.rstrip() + "  # noqa: " + ", ".join(sorted(wanted)) + ending
-
-
-def _comments(text: str) -> dict[int, tuple[int, str]]:
-    """The comment of each line that has one: (its column, its text)."""
-    found = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                found[token.start[0]] = (token.start[1], token.string)
-    except (tokenize.TokenError, SyntaxError):
-        return {}
-    return found
+    if noqa is None:
+        return body.rstrip() + "  # noqa: " + ", ".join(sorted(wanted)) + ending
+    if noqa.codes is None:
+        return line  # a bare noqa suppresses every code already
+    missing = sorted(set(wanted) - noqa.codes)
+    if not missing:
+        return line
+    at = noqa.column + len(noqa.text)
+    return body[:at] + ", " + ", ".join(missing) + body[at:] + ending
 
 
 def _same_program(old: str, new: str) -> bool:

@@ -67,12 +67,12 @@ class Loops:
         # comprehension's target is (`Builder.calls`).
         self.frames.append(self._element_frame(node))
         try:
-            collection = self._is_collection_loop(node)
-            if collection:
-                self.flat(node.body)
+            collection = self._collection_loop(node)
+            if collection is not None:
+                self.flat(collection)
         finally:
             self.frames.pop()
-        if collection:
+        if collection is not None:
             return
         targets = target_names(node.target)
         self._kill(targets)
@@ -190,18 +190,22 @@ class Loops:
             name: self.resolver.value_keys(node.iter, (ELEMENT,) + path, frame) for name, path in target_paths(node.target)
         })
 
-    def _is_collection_loop(self, node: cst.For) -> bool:
-        """`for p in model.parameters(): p.grad = None`, `for opt in optimizers: opt.step()`.
-
-        Such a loop applies one operation to every element of a collection: it is one event, not
-        a loop of the training, and it runs for every element (no "zero iterations" path).
+    def _collection_loop(self, node: cst.For) -> elementwise.Actions | None:
+        """What the body does, if the loop applies one operation to every element of a collection
+        (`for p in model.parameters(): p.grad = None`, `for opt in optimizers: opt.step()`): it is
+        one event, not a loop of the training, and it runs for every element (no "zero
+        iterations" path). None for any other loop.
         """
         names = target_names(node.target)
-        return bool(names) and elementwise.applies_to_each(elementwise.body_actions(self, node.body), names)
+        if not names:
+            return None
+        actions = elementwise.body_actions(self, node.body)
+        return actions if elementwise.applies_to_each(actions, names) else None
 
-    def flat(self, body: cst.BaseSuite) -> None:
-        """Emit the events of a collection loop's body once, in source order, ignoring branches."""
-        for actions, node, frame in elementwise.body_actions(self, body):
+    def flat(self, body_actions: elementwise.Actions) -> None:
+        """Emit the events of a collection loop's body (`_collection_loop`) once, in source order,
+        ignoring branches."""
+        for actions, node, frame in body_actions:
             self.frames.append(frame)
             try:
                 self.actions(actions, node)

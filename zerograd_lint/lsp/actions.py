@@ -19,14 +19,15 @@ from pygls.workspace import PositionCodec
 
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Edit, Finding
-from zerograd_lint.lsp.diagnostics import SOURCE, lines_of, position
+from zerograd_lint.lines import split_lines
+from zerograd_lint.lsp.diagnostics import SOURCE, position
 
 
 def code_actions(uri: str, text: str, asked: Sequence[types.Diagnostic], fixed: Sequence[Finding],
                  codec: PositionCodec) -> list[types.CodeAction]:
     """The quick fixes for the diagnostics `asked` about: `fixed` are the document's findings
     that `--fix` fixes, each with its edits."""
-    lines = lines_of(text)
+    lines = split_lines(text)
     by_place = {(f.code, f.line, f.column): f for f in fixed if f.fix is not None}
     actions = []
     for diagnostic in asked:
@@ -74,7 +75,7 @@ def _noqa_edit(text: str, lines: Sequence[str], place: tuple[str, int, int],
     added = noqa_added(text, {line: {code}})
     if added is None or not added[1]:
         return None
-    new_line = lines_of(added[0])[line - 1]
+    new_line = split_lines(added[0])[line - 1]
     old = lines[line - 1]
     return types.TextEdit(range=types.Range(start=position(line, 1, lines, codec),
                                             end=position(line, len(old) + 1, lines, codec)), new_text=new_line)

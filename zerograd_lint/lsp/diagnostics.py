@@ -15,11 +15,10 @@ calls) counts code points, which is the same for the ASCII that names calls.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 from pygls.workspace import PositionCodec
 
 from zerograd_lint.codes import RULES
@@ -29,16 +28,10 @@ from zerograd_lint.report.sarif import help_uri
 
 SOURCE = "zerograd-lint"
 SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends of LSP (and of Python's tokenizer)
 
 
-def lines_of(text: str) -> list[str]:
-    return _LINE_BREAK.split(text)
-
-
-def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec, uri: str | None = None) -> types.Diagnostic:
-    """`uri`: the document's (the file's URI from the finding's path when not given)."""
-    uri = uri or _uri(finding.path)
+def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec, uri: str) -> types.Diagnostic:
+    """`uri`: the document's."""
     return types.Diagnostic(
         range=types.Range(
             start=position(finding.line, finding.column, lines, codec),
@@ -66,7 +59,7 @@ def _related(site: Related, path: str, uri: str, lines: Sequence[str], codec: Po
 
 
 def _uri(path: str) -> str:
-    return Path(os.path.abspath(path)).as_uri()
+    return from_fs_path(os.path.abspath(path))
 
 
 def position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> types.Position:

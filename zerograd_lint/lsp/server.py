@@ -27,8 +27,9 @@ from pygls.uris import to_fs_path
 from zerograd_lint import __version__
 from zerograd_lint.files import PYTHON_SUFFIXES
 from zerograd_lint.findings import describe
+from zerograd_lint.lines import split_lines
 from zerograd_lint.lsp.actions import code_actions
-from zerograd_lint.lsp.diagnostics import SOURCE, diagnostic, lines_of
+from zerograd_lint.lsp.diagnostics import SOURCE, diagnostic
 from zerograd_lint.lsp.document import Outcome, check_document, fixed_findings
 from zerograd_lint.lsp.framing import FramedStdin
 
@@ -66,7 +67,7 @@ class ZerogradServer(LanguageServer):
         if self.pending.get(uri) is asyncio.current_task():
             del self.pending[uri]
         self._tell(outcome)
-        lines, codec = lines_of(source), self.workspace.position_codec
+        lines, codec = split_lines(source), self.workspace.position_codec
         self.publish(uri, [diagnostic(f, lines, codec, uri) for f in outcome.findings], version)
 
     async def actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -76,13 +77,16 @@ class ZerogradServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         if not ours or not _is_python(document.language_id, uri):
             return []
-        source = document.source
+        source, codec = document.source, self.workspace.position_codec
+
+        def worked_out() -> list[types.CodeAction]:  # in the worker: parsing a large document takes a while
+            return code_actions(uri, source, ours, fixed_findings(_path(uri), source), codec)
+
         try:
-            fixed = await asyncio.get_running_loop().run_in_executor(self.analyst, fixed_findings, _path(uri), source)
+            return await asyncio.get_running_loop().run_in_executor(self.analyst, worked_out)
         except Exception as exc:  # an internal error costs the fixes, not the server
             self._tell(Outcome(problem=f"internal error: {describe(exc)}"))
-            fixed = []
-        return code_actions(uri, source, ours, fixed, self.workspace.position_codec)
+            return []
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
         self.text_document_publish_diagnostics(

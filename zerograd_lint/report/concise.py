@@ -18,8 +18,13 @@ from zerograd_lint.report.escaping import escape_text, quote_path
 
 def position(finding: Finding, separator: str = ":") -> str:
     """`line:col`, or `cell N:line:col` in a notebook."""
-    cell = f"cell {finding.cell}{separator}" if finding.cell is not None else ""
-    return f"{cell}{finding.line}{separator}{finding.column}"
+    return place(finding.cell, finding.line, finding.column, separator)
+
+
+def place(cell: int | None, line: int, column: int, separator: str = ":") -> str:
+    """`position` of any place: a finding's, or a call it is about."""
+    shown = f"cell {cell}{separator}" if cell is not None else ""
+    return f"{shown}{line}{separator}{column}"
 
 
 def line(finding: Finding) -> str:

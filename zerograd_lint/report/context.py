@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line ends (`str.splitlines` has more)
+from zerograd_lint.lines import split_lines
 
 
 @dataclass(frozen=True)
@@ -23,13 +22,15 @@ class Context:
 
     def lines(self, path: str, cell: int | None = None) -> list[str] | None:
         """The lines of `path` as it was checked (of one of its cells, in a notebook): from
-        `texts` (standard input, a fixed text), else read; None when they cannot be had."""
-        if (path, cell) not in self._lines:
-            self._lines[path, cell] = _lines(path, cell, self.texts.get(path))
-        return self._lines[path, cell]
+        `texts` (standard input, a fixed text), else read; None when they cannot be had. Each
+        file is read once, a notebook's JSON read once for all its cells."""
+        if path not in self._read:
+            self._read[path] = _lines(path, self.texts.get(path))
+        read = self._read[path]
+        return read.get(cell) if isinstance(read, dict) else read
 
     @cached_property
-    def _lines(self) -> dict[tuple[str, int | None], list[str] | None]:
+    def _read(self) -> dict[str, list[str] | dict[int, list[str]] | None]:
         return {}
 
     @cached_property
@@ -57,21 +58,26 @@ class Context:
         return quote(relative), True
 
 
+def in_cell(cell: int, line: int, column: int) -> str:
+    """Where in a notebook, in words, for formats whose positions are the `.ipynb` file's own
+    (SARIF, GitLab: line 1, column 1 there)."""
+    return f"cell {cell}, line {line}, column {column}"
+
+
 def level(code: str) -> str:
     """How serious a finding is: a wrong clear is an error; a stale marker (ZG1xx) a warning."""
     return "warning" if code.startswith("ZG1") else "error"
 
 
-def _lines(path: str, cell: int | None, given: str | bytes | None) -> list[str] | None:
+def _lines(path: str, given: str | bytes | None) -> list[str] | dict[int, list[str]] | None:
+    """A file's lines, or a notebook's by cell."""
     from zerograd_lint.files import read_source
     from zerograd_lint.findings import SourceError
-    from zerograd_lint.notebook import NotANotebook, cell_lines
+    from zerograd_lint.notebook import NotANotebook, cell_lines, is_notebook
     from zerograd_lint.texts import decode
 
     try:
         data = read_source(path) if given is None else given
-        if cell is not None:
-            return cell_lines(data).get(cell)
-        return _LINE_BREAK.split(decode(data, path))
+        return cell_lines(data) if is_notebook(path) else split_lines(decode(data, path))
     except (OSError, SourceError, NotANotebook):
         return None

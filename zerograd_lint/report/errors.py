@@ -16,7 +16,6 @@ from zerograd_lint.findings import Finding, SourceError
 
 INVALID_SYNTAX = "invalid-syntax"
 NOT_CHECKED = "not-checked"
-CODES = (INVALID_SYNTAX, NOT_CHECKED)
 
 _SYNTAX_ERROR = re.compile(r"^syntax error at (?:cell (?P<cell>\d+):)?(?P<line>\d+):(?P<column>\d+): (?P<message>.*)$", re.DOTALL)
 

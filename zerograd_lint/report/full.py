@@ -28,6 +28,7 @@ import click
 
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding
+from zerograd_lint.report.concise import place
 from zerograd_lint.report.context import Context
 from zerograd_lint.report.escaping import escape_text, quote_path
 
@@ -62,7 +63,7 @@ def block(finding: Finding, context: Context) -> str:
             marked[same] = replace(marked[same], label=f"{marked[same].label}, {site.role}")
     for index, ((path, cell), marked) in enumerate(marks.items()):
         first = marked[0]
-        where = f"{quote_path(path)}:{'' if cell is None else f'cell {cell}:'}{first.line}:{first.column}"
+        where = f"{quote_path(path)}:{place(cell, first.line, first.column)}"
         lines = context.lines(path, cell)
         out.extend(_snippet("-->" if index == 0 else ":::", where, marked, lines, style))
     if finding.fix is not None:
@@ -119,11 +120,8 @@ class _Style:
     def arrow(self, text: str) -> str:
         return self._paint(text, fg="blue", bold=True)
 
-    def primary(self, text: str) -> str:
-        return self._paint(text, fg="red", bold=True)
-
-    def secondary(self, text: str) -> str:
-        return self._paint(text, fg="blue", bold=True)
+    primary = code  # the carets under the finding's own position
+    secondary = arrow  # the dashes under the calls it is about
 
     def help(self, text: str) -> str:
         return self._paint(text, fg="cyan", bold=True)

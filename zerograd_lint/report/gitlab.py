@@ -11,24 +11,25 @@ finding in a notebook is at line 1 (the notebook's lines are JSON), its descript
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter
 from collections.abc import Sequence
 
 from zerograd_lint.findings import Finding
-from zerograd_lint.report.context import Context, level
+from zerograd_lint.report.context import Context, in_cell, level
 
 _SEVERITY = {"error": "major", "warning": "minor"}
 _LINES = re.compile(r"\bline \d+")  # the lines a message names: they move with the code
 
 
 def issue(finding: Finding, context: Context, seen: Counter[tuple[str, str, str]]) -> dict[str, object]:
+    import hashlib  # here, as everywhere in the package: only the formats and the cache that hash need it
+
     path = context.repository_path(finding.path) or finding.path
     description = finding.message
     if finding.cell is not None:
-        description = f"cell {finding.cell}, line {finding.line}, column {finding.column}: {description}"
+        description = f"{in_cell(finding.cell, finding.line, finding.column)}: {description}"
     key = (path, finding.code, _LINES.sub("line", description))
     seen[key] += 1
     fingerprint = hashlib.md5("\0".join([*key, str(seen[key])]).encode(), usedforsecurity=False).hexdigest()

@@ -18,13 +18,13 @@ from typing import Any
 import click
 
 from zerograd_lint.checked_loops import CheckedLoop, Verdict, describe, verdicts_text
+from zerograd_lint.report.concise import place
 from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.sites import Site
 
 
 def position(loop: CheckedLoop) -> str:
-    cell = f"cell {loop.cell}:" if loop.cell is not None else ""
-    return f"{cell}{loop.line}:{loop.column}"
+    return place(loop.cell, loop.line, loop.column)
 
 
 def heading(loop: CheckedLoop) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from zerograd_lint import __version__
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding, Related
-from zerograd_lint.report.context import Context, level
+from zerograd_lint.report.context import Context, in_cell, level
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 REPOSITORY = "https://github.com/zerograd-lint/zerograd-lint"  # as [project.urls] in pyproject.toml
@@ -62,7 +62,7 @@ def result(finding: Finding, context: Context) -> dict[str, Any]:
         "locations": [{"physicalLocation": _physical(finding.path, _region(finding), context)}],
     }
     if finding.cell is not None:
-        where = f"cell {finding.cell}, line {finding.line}, column {finding.column}"
+        where = in_cell(finding.cell, finding.line, finding.column)
         found["message"] = {"text": f"{where}: {finding.message}"}
         found["properties"] = {"cell": finding.cell, "cellLine": finding.line, "cellColumn": finding.column}
     if finding.related:
@@ -74,7 +74,7 @@ def _related(index: int, site: Related, context: Context) -> dict[str, Any]:
     text = f"{site.role}: {site.text}"
     if site.cell is not None:
         region = {"startLine": 1, "startColumn": 1}
-        text = f"{site.role} (cell {site.cell}, line {site.line}, column {site.column}): {site.text}"
+        text = f"{site.role} ({in_cell(site.cell, site.line, site.column)}): {site.text}"
     else:
         region = {"startLine": site.line, "startColumn": site.column}
     return {"id": index, "physicalLocation": _physical(site.path, region, context), "message": {"text": text}}

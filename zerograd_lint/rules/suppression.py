@@ -16,7 +16,7 @@ from zerograd_lint.rules.raw import Raw, Rule
 
 RULE = Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing", fix="None")
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _ACCUMULATE = re.compile(r"#\s*zerograd:\s*accumulate\b", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*zerograd-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
 _CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
@@ -61,7 +61,7 @@ def scan_markers(source: str) -> list[Marker]:
             continue
         if match := _ACCUMULATE.search(text):
             markers.append(Marker("accumulate", line, column + match.start(), match.group(0), None, own_line))
-        if match := NOQA.search(text):
+        if match := _NOQA.search(text):
             markers.append(Marker("noqa", line, column + match.start(), match.group(0), _codes(match), own_line))
     return markers
 

@@ -145,11 +145,10 @@ class Guard(Passes, Steps):
 
         @functools.wraps(zero_grad)
         def watched(*args: Any, **kwargs: Any) -> None:
-            site = _reading.call_site()
-            if site:
-                code, line = site[0]
+            line = _reading.user_line()
+            if line is not None:
                 for param in opt.params:
-                    param.cleared_by = (code.co_filename, line)
+                    param.cleared_by = line
             return zero_grad(*args, **kwargs)
 
         return watched

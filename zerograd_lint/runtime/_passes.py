@@ -101,7 +101,7 @@ class Passes:
             for opt in param.owners:
                 for gone in param.fresh:
                     discard = self._discards.setdefault((opt, gone), Discard())
-                    discard.params.append(param)
+                    discard.params.add(param)
                     discard.cleared_by = discard.cleared_by or param.cleared_by
         param.fresh = []
         param.applied = set()
@@ -115,7 +115,7 @@ class Passes:
                 self._emit(accumulation_discarded(opt, gone, discard))
             else:
                 held = opt.held.setdefault(gone.key, (gone, Discard()))[1]
-                held.params.extend(p for p in discard.params if p not in held.params)
+                held.params |= discard.params
                 held.cleared_by = held.cleared_by or discard.cleared_by
 
 

@@ -76,6 +76,13 @@ def call_site() -> tuple[tuple[CodeType, int], ...]:
     return tuple((f.f_code, f.f_lineno) for f in _user_frames(sys._getframe()))
 
 
+def user_line() -> tuple[str, int] | None:
+    """The file and line of the innermost user frame (what `call_site()[0]` names, without walking
+    the rest of the stack): None on a device thread."""
+    frame = next(_user_frames(sys._getframe()), None)
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` for a warning issued by the caller, pointing at the user's code."""
     level, frame = 1, sys._getframe(1)

@@ -67,7 +67,7 @@ class Discard:
     """What a clear dropped of one pass, for one optimizer: the parameters, and the line of the
     clear when it was a guarded optimizer's ``zero_grad()``."""
 
-    params: list[ParamState] = field(default_factory=list)
+    params: set[ParamState] = field(default_factory=set)
     cleared_by: Line | None = None
 
 

@@ -33,14 +33,14 @@ class Arena:
         """Pickled for a helper as its file descriptor, which a helper forked from here has too."""
         return Arena, (self._fd, self.size)
 
-    def read(self, path: str, limit: int | None = None) -> tuple[int, int]:
+    def read(self, path: str) -> tuple[int, int]:
         """Read a regular file to its end, as `zerograd_lint.files.reading.read_source` would (raises
-        `OSError`, its `NotRead` for a file that is not regular or holds more than `limit`, by
-        default its `LIMIT`): where its bytes start, and how many."""
+        `OSError`, its `NotRead` for a file that is not regular or holds more than its `LIMIT`):
+        where its bytes start, and how many."""
         from zerograd_lint.files.reading import LIMIT, open_source, too_large  # after the early fork
 
         assert self._map is None, "read after the arena was mapped"
-        limit = LIMIT if limit is None else limit
+        limit = LIMIT
         start = self.size
         fd, size = open_source(path, limit)
         try:  # one byte more than its size is asked for: a file that gave its size has ended

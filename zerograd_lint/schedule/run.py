@@ -26,7 +26,6 @@ import gc
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from zerograd_lint import checked_loops, prefilter, rules
 from zerograd_lint.filing import Result, filed, finding, unused_markers
@@ -71,15 +70,6 @@ SURVEYS_AHEAD = 2
 def warm_up(_texts: object) -> None:
     """A helper's first job: import LibCST and the analysis, while this process reads and plans."""
     from zerograd_lint import roots  # noqa: F401
-
-
-@dataclass
-class Analysed:
-    """What `Run.analyse` found in the chosen files (the cached part of a run)."""
-
-    findings: dict
-    errors: dict[str, SourceError]
-    loops: list[checked_loops.CheckedLoop]
 
 
 class Run:
@@ -143,8 +133,9 @@ class Run:
         self.chosen = {p: texts[p] for p in sorted(picked) if self._eligible(p)}
         return self.chosen
 
-    def analyse(self) -> Analysed:
-        """The findings of the chosen files (and the errors of those that cannot be analysed)."""
+    def analyse(self) -> Result:
+        """The findings of the chosen files (and the errors of those that cannot be analysed): the
+        cached part of a run."""
         errors: dict[str, SourceError] = {}
         shown: list[checked_loops.CheckedLoop] | None = [] if self.loops else None
         raws: list[rules.Raw] = []
@@ -156,9 +147,9 @@ class Run:
                     errors.setdefault(path, SourceError(path, TOO_DEEP))
         findings = filed(self.chosen, raws, errors)
         loops = checked_loops.settled(shown, {p: t for p, t in self.chosen.items() if p not in errors}) if shown else []
-        return Analysed(findings, errors, loops)
+        return Result(findings, errors, loops)
 
-    def finish(self, analysed: Analysed) -> Result:
+    def finish(self, analysed: Result) -> Result:
         """The run's result: what `analyse` found (or a cache kept), and the unused markers of the
         files not chosen."""
         result = Result(dict(analysed.findings), {**self.errors, **analysed.errors}, list(analysed.loops))
