@@ -104,9 +104,9 @@ def test_each_fix_carries_edits_that_make_it(pair: tuple[Path, Path]) -> None:
     assert fixes.fixed and not fixes.declined
     text = before.decode()
     for finding in fixes.fixed:
-        assert finding.fix is not None and finding.fix.applicability == "unsafe"
+        assert finding.fix is not None and finding.fix.applicability == "safe"
         assert finding.fix.message.startswith(("Insert `", "Move `"))
-        assert finding.as_dict()["fix"]["applicability"] == "unsafe"
+        assert finding.as_dict()["fix"]["applicability"] == "safe"
     if len(fixes.fixed) == 1:
         [finding] = fixes.fixed
         after = pair[1].read_bytes().decode()

@@ -7,7 +7,7 @@ the current directory) up to the filesystem root. Its folder is the project root
 
 Keys are the command line's long options (`select`, `extend-select`, `ignore`, `extend-ignore`,
 `per-file-ignores`, `extend-per-file-ignores`, `exclude`, `extend-exclude`, `respect-gitignore`,
-`force-exclude`, `output-format`), plus a `vocabulary` table of the project's own names for the analysis
+`force-exclude`, `output-format`, `unsafe-fixes`), plus a `vocabulary` table of the project's own names for the analysis
 (`settings.Vocabulary`):
 
     [tool.zerograd-lint]
@@ -63,7 +63,8 @@ class Config:
         per_file_ignores = tuple(
             (pattern, tuple(codes.split(","))) for pattern, _, codes in (item.rpartition(":") for item in listed)
         )
-        return Settings(Selection(select, ignore), per_file_ignores, self.vocabulary, project_root=self.root)
+        return Settings(Selection(select, ignore), per_file_ignores, self.vocabulary, project_root=self.root,
+                        unsafe_fixes=self.options.get("unsafe_fixes", False))
 
 
 def find_config(paths: Sequence[str]) -> Config:
@@ -188,6 +189,7 @@ OPTIONS: dict[str, tuple[str, Converter]] = {
     "respect-gitignore": ("respect_gitignore", _flag),
     "force-exclude": ("force_exclude", _flag),
     "output-format": ("output_format", _output_format),
+    "unsafe-fixes": ("unsafe_fixes", _flag),
 }
 VOCABULARY_KEYS = tuple(f.name for f in fields(Vocabulary))  # optimizers, clears, steps, backwards
 

@@ -17,11 +17,13 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
-    """An edit that would resolve a finding. Every zerograd fix is unsafe: it changes training."""
+    """An edit that would resolve a finding, "safe" or "unsafe" as ruff means it: a safe fix keeps
+    what the program does apart from the bug; an unsafe one may change more (it is applied only
+    with `--unsafe-fixes`)."""
 
     message: str
     edits: tuple[Edit, ...]
-    applicability: str = "unsafe"
+    applicability: str = "safe"
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,7 @@ def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, I
         sources, result, lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
         wanted=lambda finding: settings.reports(finding.path, finding.code),
         vocabulary=settings.vocabulary, not_fixed=dict.fromkeys(notebooks, NOTEBOOKS_ARE_NOT_FIXED),
+        unsafe=settings.unsafe_fixes,
     )
     fixes.declined = [
         replace(d, finding=notebooks[d.finding.path].place(d.finding)) if d.finding.path in notebooks else d

@@ -58,6 +58,7 @@ class Settings:
     project_root: str | None = None  # per-file-ignores globs are relative to it; None: to paths as given
     cache: str | None = None  # the folder of the results cache; None: no cache
     show_loops: bool = False  # also list the loops checked (`Report.loops`); the cache is then not used
+    unsafe_fixes: bool = False  # `--fix` makes unsafe fixes too
 
     def reports(self, path: str, code: str) -> bool:
         if code not in self.selection:

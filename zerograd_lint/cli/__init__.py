@@ -193,7 +193,10 @@ def run(early: Early | None = None) -> None:
 # Fixes
 @click.option("--fix", is_flag=True,
               help="Fix what can be fixed in the files checked (each clear put right after its step), then report "
-                   "what remains. Unsafe: it changes what the model trains on. With -, print the fixed source.")
+                   "what remains. With -, print the fixed source.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=False,
+              help="With --fix or --diff: also make the unsafe fixes, which may change more than the bug (a helper "
+                   "that other code calls too). Without it, each is listed as available.")
 @click.option("--diff", is_flag=True,
               help="Print the fixes as a unified diff instead of writing them; exit 1 if there is a diff.")
 @click.option("--fix-only", is_flag=True, help="Fix what can be fixed, and report only that (not what remains).")
@@ -216,7 +219,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
           extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...],
           exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool, force_exclude: bool,
           stdin_filename: str | None, isolated: bool, config: Config, output_format: str, output_file: Path | None,
-          statistics: bool, show_loops: bool, add_noqa: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
+          statistics: bool, show_loops: bool, add_noqa: bool, watch: bool, show_files: bool, show_settings: bool, exit_zero: bool, no_cache: bool, fix: bool, unsafe_fixes: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
           color: bool | None, quiet: int, silent: bool, verbose: bool) -> None:
     """Find PyTorch training loops that clear gradients wrongly.
 
@@ -258,7 +261,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     cache = None if writes_nothing or show_loops else os.path.join(config.root or os.getcwd(), CACHE_FOLDER)
     settings = Settings(Selection((*select, *extend_select), (*ignore, *extend_ignore)),
                         (*per_file_ignores, *extend_per_file_ignores),
-                        config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops)
+                        config.vocabulary, project_root=config.root, cache=cache, show_loops=show_loops,
+                        unsafe_fixes=unsafe_fixes)
     if show_settings:  # the settings a check would use, and no check
         click.echo(shown_settings(config, settings, files, output_format, isolated), nl=False)
         ctx.exit(EXIT_CLEAN)

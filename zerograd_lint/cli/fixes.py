@@ -32,7 +32,9 @@ def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, s
     if show_fixes and report.fixes.fixed:
         click.echo(fixes_listed(report.fixes.fixed, diff), err=True, nl=False)
     checked = len(report.errors) - unwritten
-    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched), err=True)
+    hidden = sum(d.fix is not None for d in report.fixes.declined)
+    click.echo(fix_summary(report.files, report.fixes.fixed, findings, checked, diff, unwritten, searched, hidden),
+               err=True)
 
 
 def print_errors(report: Report) -> None:

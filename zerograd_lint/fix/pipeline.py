@@ -7,6 +7,10 @@ appears that was not there before (an unused marker aside: a fix may make a `# n
 ZG100 then says so), and a second `--fix` over the result would find nothing new to change. What
 fails is declined with the reason, and the round starts again without it: each round drops at
 least one fix or ends, so it ends.
+
+A fix is safe or unsafe (`Operation.unsafe` says why). The rounds run first with every fix; when
+unsafe fixes are not wanted and some of them held, they run again with the safe ones alone, and
+each unsafe fix that held is declined with it: `--unsafe-fixes` would make it.
 """
 
 from __future__ import annotations
@@ -62,14 +66,19 @@ class _File:
 
     def fix_of(self, operation: Operation) -> Fix:
         alone = place(self.here.module, [operation.placement]).code
-        return Fix(operation.title, edits_between(self.here.text, alone))
+        return Fix(operation.title, edits_between(self.here.text, alone), "unsafe" if operation.unsafe else "safe")
+
+    def safe(self) -> _File:
+        return self.without(op for op in self.operations if op.unsafe)
 
 
 def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check,
                 wanted: Callable[[Finding], bool] = lambda finding: True,
-                vocabulary: Vocabulary = Vocabulary(), not_fixed: Mapping[str, str] | None = None) -> Fixes:
+                vocabulary: Vocabulary = Vocabulary(), not_fixed: Mapping[str, str] | None = None,
+                unsafe: bool = False) -> Fixes:
     """Fix the `wanted` findings of `result` (the check of `sources`). `check` checks sources as
-    one project; `not_fixed` names files never fixed (notebooks) and why."""
+    one project; `not_fixed` names files never fixed and why. Unsafe fixes are made only when
+    `unsafe`; otherwise each one that would hold is declined with it (ruff's hidden fixes)."""
     not_fixed = not_fixed or {}
     declined: list[Declined] = []
     files: dict[str, _File] = {}
@@ -88,7 +97,20 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
         operations = [p for p in planned if isinstance(p, Operation)]
         if operations:
             files[path] = _File(sources[path], here, operations)
-    return _Rounds(sources, result, check, wanted, vocabulary, not_fixed, declined).run(files)
+    rounds = _Rounds(sources, result, check, wanted, vocabulary, not_fixed, list(declined))
+    fixes = rounds.run(files)
+    held = [f for f in fixes.fixed if f.fix is not None and f.fix.applicability == "unsafe"]
+    if unsafe or not held:
+        return fixes
+    # The fixes as they would hold all together; the safe ones again, alone.
+    safe = _Rounds(sources, result, check, wanted, vocabulary, not_fixed, declined, unsafe=False)
+    fixes = safe.run({path: file.safe() for path, file in files.items()})
+    for finding in held:
+        alone = replace(finding, fix=None)
+        why = next(op.unsafe for file in files.values() for op in file.operations if op.finding == alone)
+        fixes.declined.append(Declined(alone, f"its fix is unsafe, {why}: --unsafe-fixes makes it", finding.fix))
+    fixes.declined = sorted_declined(fixes.declined)
+    return fixes
 
 
 @dataclass
@@ -100,6 +122,7 @@ class _Rounds:
     vocabulary: Vocabulary
     not_fixed: Mapping[str, str]
     declined: list[Declined]
+    unsafe: bool = True  # unsafe fixes are made (else a second run would not make them either)
     given_up: list[Finding] = field(default_factory=list)  # planned, then declined by a check
 
     def run(self, files: dict[str, _File]) -> Fixes:
@@ -163,7 +186,8 @@ class _Rounds:
             here = parse(path)
             candidates = [f for f in after.findings.get(path, []) if self.wanted(f)]
             again = placements(candidates, here, self.vocabulary, parse) if here is not None else []
-            if any(isinstance(p, Operation) and identity(p.finding, _unshifted) not in expected for p in again):
+            if any(isinstance(p, Operation) and (self.unsafe or not p.unsafe)
+                   and identity(p.finding, _unshifted) not in expected for p in again):
                 unstable.append(path)
         return unstable
 

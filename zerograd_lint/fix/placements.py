@@ -23,7 +23,7 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from zerograd_lint.findings import Finding, Related
+from zerograd_lint.findings import Finding, Fix, Related
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
 from zerograd_lint.fix.rewrite import Placement, moving
 from zerograd_lint.settings import Vocabulary
@@ -38,19 +38,22 @@ _EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)
 
 @dataclass(frozen=True)
 class Operation:
-    """The fix of one finding: a placement, and what it says it does."""
+    """The fix of one finding: a placement, and what it says it does. `unsafe` says why the fix
+    may change more than the bug (empty: it is safe)."""
 
     finding: Finding
     placement: Placement
     title: str
+    unsafe: str = ""
 
 
 @dataclass(frozen=True)
 class Declined:
-    """A finding left as it is, and why."""
+    """A finding left as it is, and why; `fix` is the unsafe fix held back, when that is why."""
 
     finding: Finding
     reason: str
+    fix: Fix | None = None
 
 
 class _Declined(Exception):

@@ -11,8 +11,8 @@ from zerograd_lint.findings import Finding
 NOTHING_FOUND = "No Python files found under the given paths: nothing was checked."
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'s' if number != 1 else ''}"
+def _count(number: int, noun: str, plural: str = "") -> str:
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def _checked(files: int, errors: int) -> str:
@@ -34,9 +34,10 @@ def summary(files: int, findings: Sequence[Finding], errors: int, searched: bool
 
 
 def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Finding], errors: int, diff: bool,
-                unwritten: int = 0, searched: bool = True) -> str:
+                unwritten: int = 0, searched: bool = True, hidden: int = 0) -> str:
     """`Fixed 3 findings in 2 files, 1 remaining (5 files checked).`; with `diff`, what would be.
-    `unwritten` fixed files could not be written (their findings are among the remaining)."""
+    `unwritten` fixed files could not be written (their findings are among the remaining); `hidden`
+    unsafe fixes were not made, as ruff says."""
     if searched and not files and not errors:
         return NOTHING_FOUND
     checked = _checked(files, errors)
@@ -50,4 +51,6 @@ def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Findin
     in_notebooks = sum(f.cell is not None for f in remaining)
     if in_notebooks:
         left += f", {in_notebooks} of them in notebooks, which are not fixed"
+    if hidden:
+        left += f"; {_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
     return f"{done}, {left} ({checked})."
