@@ -274,7 +274,7 @@ def test_exit_zero_never_hides_a_configuration_error(tree: Path) -> None:
     assert result.stderr == (
         "zerograd-lint: error: pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: select, "
         "extend-select, ignore, extend-ignore, per-file-ignores, extend-per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, "
-        "output-format, vocabulary)\n"
+        "output-format, unsafe-fixes, vocabulary)\n"
     )
 
 

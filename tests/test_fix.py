@@ -51,8 +51,11 @@ def case(pair: tuple[Path, Path]) -> str:
     return pair[0].relative_to(FIXTURES).with_suffix("").as_posix()
 
 
+UNSAFE = b"# fixture: unsafe-fix"  # its snapshot is what --unsafe-fixes makes of it
+
+
 def fixed(source: bytes, path: str = "train.py", vocabulary: Vocabulary = Vocabulary()) -> bytes:
-    out, _ = fix_source(source, path, vocabulary)
+    out, _ = fix_source(source, path, vocabulary, unsafe=UNSAFE in source)
     assert isinstance(out, bytes)
     return out
 
@@ -100,13 +103,14 @@ def test_the_pairs_cover_every_shape() -> None:
 @pytest.mark.parametrize("pair", PAIRS, ids=case)
 def test_each_fix_carries_edits_that_make_it(pair: tuple[Path, Path]) -> None:
     before = pair[0].read_bytes()
-    _, fixes = fix_source(before, "before.py")
+    applicability = "unsafe" if UNSAFE in before else "safe"
+    _, fixes = fix_source(before, "before.py", unsafe=applicability == "unsafe")
     assert fixes.fixed and not fixes.declined
     text = before.decode()
     for finding in fixes.fixed:
-        assert finding.fix is not None and finding.fix.applicability == "safe"
+        assert finding.fix is not None and finding.fix.applicability == applicability
         assert finding.fix.message.startswith(("Insert `", "Move `"))
-        assert finding.as_dict()["fix"]["applicability"] == "safe"
+        assert finding.as_dict()["fix"]["applicability"] == applicability
     if len(fixes.fixed) == 1:
         [finding] = fixes.fixed
         after = pair[1].read_bytes().decode()
@@ -129,21 +133,37 @@ def test_a_second_fix_of_a_project_changes_nothing(project: Path) -> None:
     assert second.changed == {} and second.fixed == []
 
 
-def test_a_project_fix_declines_a_step_in_another_file() -> None:
+def test_a_project_fix_edits_the_step_in_another_file() -> None:
     project = FIXTURES / "projects" / "zg001_step_in_engine"
     sources: dict[str, str | bytes] = {str(f): f.read_bytes() for f in sorted(project.glob("*.py"))}
     fixes = fix_project(sources, check_project(sources), check_project)
-    assert fixes.changed == {}
-    [declined] = fixes.declined
-    assert re.fullmatch(r"the step is in `\w+\(\)` \(engine\.py line \d+\)", declined.reason)
+    engine = str(project / "engine.py")
+    assert set(fixes.changed) == {engine} and not fixes.declined
+    [finding] = fixes.fixed
+    assert finding.path == str(project / "train.py") and finding.fix is not None
+    assert finding.fix.path == engine and finding.fix.applicability == "safe"
+    assert re.fullmatch(r"Insert `optimizer\.zero_grad\(\)` after `optimizer\.step\(\)` \(engine\.py line \d+\)",
+                        finding.fix.message)
+    original, new = fixes.changed[engine]
+    assert apply(original.decode(), finding.fix.edits) == new.decode()
+
+
+def test_an_unsafe_fix_is_held_back_and_said_to_be_available() -> None:
+    before = (FIXTURES / "fixes" / "helper_called_from_two_loops.py").read_bytes()
+    out, fixes = fix_source(before, "train.py")
+    assert out == before and not fixes.fixed and len(fixes.declined) == 2
+    for declined in fixes.declined:
+        assert declined.reason.startswith("unsafe fix held back: `train_step()` is also named at line ")
+        assert declined.reason.endswith("; --unsafe-fixes makes it")
+        assert declined.fix is not None and declined.fix.applicability == "unsafe"
 
 
 HEADER = "import torch\nmodel = torch.nn.Linear(3, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
 DECLINED = {
-    "step in a helper": (
-        HEADER + "def train_step(x):\n    model(x).sum().backward()\n    optimizer.step()\nfor x in []:\n"
-                 "    train_step(x)\n",
-        "the step is in `train_step()` (line 6)"),
+    "clear in a helper, naming its own parameter": (
+        HEADER + "def forward(opt, x):\n    opt.zero_grad()\n    model(x).sum().backward()\n"
+                 "for i, x in enumerate([]):\n    forward(optimizer, x)\n    if i % 2:\n        optimizer.step()\n",
+        "the clear is in `forward()` (line 5), where `opt` may not be the `optimizer` of the step"),
     "step outside the loop": (
         HEADER + "for epoch in range(2):\n    for x in []:\n        optimizer.zero_grad()\n"
                  "        model(x).sum().backward()\n    optimizer.step()\n",
@@ -287,7 +307,8 @@ class TestTheChecksBeforeWriting:
         assert fixes.declined[0].reason == "the edit would bring a new finding, ZG002 at line 2 of train.py once fixed"
 
     def test_an_edit_a_second_run_would_extend_is_not_made(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        source = (FIXTURES / "ZG001" / "no_clear.py").read_text() + (FIXTURES / "ZG001" / "helper_steps.py").read_text()
+        declined = "for x, y in data:\n    model(x).sum().backward(); optimizer.step()\n"  # shares its line
+        source = (FIXTURES / "ZG001" / "no_clear.py").read_text() + declined
         real, calls = pipeline.placements, []
 
         def placements(findings, *args):  # the second run would fix what the first one declined

@@ -21,19 +21,16 @@ for i, (x, y) in enumerate(data):
         optimizer.step()
         optimizer.zero_grad()
 """
-IN_A_HELPER = """\
+SHARED_LINE = """\
 import torch
 model = torch.nn.Linear(3, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-def train_step(x):
-    model(x).sum().backward()
-    optimizer.step()
 for x in data:
-    train_step(x)
+    model(x).sum().backward(); optimizer.step()
 """
-IN_A_HELPER_FINDING = ("helper.py:7:1: ZG001 optimizer.step() (line 6) applies gradients an earlier step already "
+SHARED_LINE_FINDING = ("helper.py:4:1: ZG001 optimizer.step() (line 5) applies gradients an earlier step already "
                        "applied: nothing clears them in this loop")
-NOT_FIXED = "helper.py:7:1: ZG001 not fixed: the step is in `train_step()` (line 6)"
+NOT_FIXED = "helper.py:4:1: ZG001 not fixed: the step `optimizer.step()` (line 5) shares its line with other statements"
 DIFF = """\
 --- a/pkg/discarded.py
 +++ b/pkg/discarded.py
@@ -70,7 +67,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "train.py").write_text(STALE)
-    (tmp_path / "helper.py").write_text(IN_A_HELPER)
+    (tmp_path / "helper.py").write_text(SHARED_LINE)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "discarded.py").write_text(DISCARDED)
     (tmp_path / "other").mkdir()
@@ -98,11 +95,11 @@ def test_diff_exits_0_when_there_is_nothing_to_fix(tree: Path) -> None:
 
 def test_fix_writes_the_fixes_and_prints_what_remains(tree: Path) -> None:
     result = run("--fix", "train.py", "pkg", "helper.py")
-    assert (result.exit_code, result.stdout) == (1, IN_A_HELPER_FINDING + "\n")
+    assert (result.exit_code, result.stdout) == (1, SHARED_LINE_FINDING + "\n")
     assert result.stderr.splitlines() == [NOT_FIXED, "Fixed 2 findings in 2 files, 1 remaining (3 files checked)."]
     assert (tree / "train.py").read_text() == STALE_FIXED
     assert (tree / "pkg" / "discarded.py").read_text() == DISCARDED_FIXED
-    assert (tree / "helper.py").read_text() == IN_A_HELPER
+    assert (tree / "helper.py").read_text() == SHARED_LINE
 
 
 def test_fix_exits_0_when_everything_is_fixed_and_a_second_run_changes_nothing(tree: Path) -> None:
@@ -169,7 +166,7 @@ def test_diff_does_not_print_statistics(tree: Path) -> None:
 def test_json_after_a_fix_holds_what_remains(tree: Path) -> None:
     result = run("--fix", "--output-format", "json", "train.py", "helper.py")
     [remaining] = json.loads(result.stdout)
-    assert (remaining["path"], remaining["line"], remaining["fix"]) == ("helper.py", 7, None)
+    assert (remaining["path"], remaining["line"], remaining["fix"]) == ("helper.py", 4, None)
 
 
 def test_statistics_after_a_fix_count_what_remains(tree: Path) -> None:
@@ -198,10 +195,10 @@ class TestStandardInput:
         assert (tree / "other" / "stale.py").read_text() == STALE
 
     def test_what_remains_goes_to_stderr(self, tree: Path) -> None:
-        result = run("--fix", "-", "--stdin-filename", "helper.py", stdin=IN_A_HELPER)
-        assert (result.exit_code, result.stdout) == (1, IN_A_HELPER)
+        result = run("--fix", "-", "--stdin-filename", "helper.py", stdin=SHARED_LINE)
+        assert (result.exit_code, result.stdout) == (1, SHARED_LINE)
         assert result.stderr.splitlines() == [
-            IN_A_HELPER_FINDING, NOT_FIXED, "Fixed 0 findings, 1 remaining (1 file checked)."]
+            SHARED_LINE_FINDING, NOT_FIXED, "Fixed 0 findings, 1 remaining (1 file checked)."]
 
     def test_an_excluded_file_comes_back_as_it_went_in(self, tree: Path) -> None:
         result = run("--fix", "--force-exclude", "--extend-exclude", "other/", "-", "--stdin-filename",

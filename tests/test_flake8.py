@@ -85,7 +85,8 @@ def test_a_bad_configuration_stops_flake8_with_its_message(folder: Path) -> None
     assert done.stderr.splitlines()[-1].endswith("pyproject.toml: [tool.zerograd-lint] selct: unknown key (known keys: "
                                                  "select, extend-select, ignore, extend-ignore, per-file-ignores, "
                                                  "extend-per-file-ignores, exclude, "
-                                                 "extend-exclude, respect-gitignore, force-exclude, output-format, vocabulary)")
+                                                 "extend-exclude, respect-gitignore, force-exclude, output-format, unsafe-fixes, "
+                                                 "vocabulary)")
 
 
 def test_the_projects_vocabulary_applies(folder: Path) -> None:

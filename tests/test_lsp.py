@@ -361,21 +361,18 @@ async def test_no_quick_fix_for_others_diagnostics_or_a_fix_that_needs_judgement
     foreign = types.Diagnostic(range=params.diagnostics[0].range, message="x", source="pyright", code="reportFoo")
     assert list(await code_actions(client, path, [foreign])) == []
     helper = path.with_name("helper.py")
-    params = await published(client, lambda: open_document(client, helper, STEP_IN_A_HELPER))
-    [stale] = params.diagnostics  # --fix declines it: "the step is in `train_step()` (line 6)"
+    params = await published(client, lambda: open_document(client, helper, SHARED_LINE))
+    [stale] = params.diagnostics  # --fix declines it: the step shares its line with the backward
     actions = await code_actions(client, helper, [stale])
     assert [a.title for a in actions] == ["Add `# noqa: ZG001` on this line"]
 
 
-STEP_IN_A_HELPER = """\
+SHARED_LINE = """\
 import torch
 model = torch.nn.Linear(3, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-def train_step(x):
-    model(x).sum().backward()
-    optimizer.step()
 for x in data:
-    train_step(x)
+    model(x).sum().backward(); optimizer.step()
 """
 
 

@@ -19,11 +19,13 @@ class Edit:
 class Fix:
     """An edit that would resolve a finding, "safe" or "unsafe" as ruff means it: a safe fix keeps
     what the program does apart from the bug; an unsafe one may change more (it is applied only
-    with `--unsafe-fixes`)."""
+    with `--unsafe-fixes`). `path` is the file the edits are in when it is not the finding's (the
+    step is in a helper of another module)."""
 
     message: str
     edits: tuple[Edit, ...]
     applicability: str = "safe"
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class Finding:
             "fix": None if self.fix is None else {
                 "message": self.fix.message,
                 "applicability": self.fix.applicability,
+                **({"path": self.fix.path} if self.fix.path is not None else {}),
                 "edits": [
                     {"start": list(e.start), "end": list(e.end), "content": e.content} for e in self.fix.edits
                 ],

@@ -23,6 +23,7 @@ import libcst as cst
 
 from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
+from zerograd_lint.fix.helpers import Project
 from zerograd_lint.fix.located import Located
 from zerograd_lint.fix.placements import Declined, Operation, placements
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
@@ -66,7 +67,8 @@ class _File:
 
     def fix_of(self, operation: Operation) -> Fix:
         alone = place(self.here.module, [operation.placement]).code
-        return Fix(operation.title, edits_between(self.here.text, alone), "unsafe" if operation.unsafe else "safe")
+        return Fix(operation.title, edits_between(self.here.text, alone), "unsafe" if operation.unsafe else "safe",
+                   operation.path or None)
 
     def safe(self) -> _File:
         return self.without(op for op in self.operations if op.unsafe)
@@ -81,8 +83,9 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     `unsafe`; otherwise each one that would hold is declined with it (ruff's hidden fixes)."""
     not_fixed = not_fixed or {}
     declined: list[Declined] = []
-    files: dict[str, _File] = {}
+    operations: dict[str, list[Operation]] = {}  # by the file they edit
     parse = _parser(sources, not_fixed)
+    project = Project(sources)
     for path, found in result.findings.items():
         candidates = [f for f in found if wanted(f)]
         if not candidates:
@@ -92,11 +95,15 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
             reason = not_fixed.get(path, "LibCST cannot parse the file")
             declined.extend(Declined(f, reason) for f in candidates)
             continue
-        planned = placements(candidates, here, vocabulary, parse)
-        declined.extend(p for p in planned if isinstance(p, Declined))
-        operations = [p for p in planned if isinstance(p, Operation)]
-        if operations:
-            files[path] = _File(sources[path], here, operations)
+        for planned in placements(candidates, here, vocabulary, parse, project):
+            if isinstance(planned, Declined):
+                declined.append(planned)
+            elif planned.edited in not_fixed:
+                declined.append(Declined(planned.finding, f"the fix edits {planned.edited}, which "
+                                                          f"{not_fixed[planned.edited]}"))
+            else:
+                operations.setdefault(planned.edited, []).append(planned)
+    files = {path: _File(sources[path], parse(path), ops) for path, ops in operations.items()}  # type: ignore[arg-type]
     rounds = _Rounds(sources, result, check, wanted, vocabulary, not_fixed, list(declined))
     fixes = rounds.run(files)
     held = [f for f in fixes.fixed if f.fix is not None and f.fix.applicability == "unsafe"]
@@ -108,7 +115,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     for finding in held:
         alone = replace(finding, fix=None)
         why = next(op.unsafe for file in files.values() for op in file.operations if op.finding == alone)
-        fixes.declined.append(Declined(alone, f"its fix is unsafe, {why}: --unsafe-fixes makes it", finding.fix))
+        fixes.declined.append(Declined(alone, f"unsafe fix held back: {why}; --unsafe-fixes makes it", finding.fix))
     fixes.declined = sorted_declined(fixes.declined)
     return fixes
 
@@ -182,13 +189,15 @@ class _Rounds:
         expected = {identity(f, shift) for f in self.given_up}
         parse = _parser({**self.sources, **fixed_sources}, self.not_fixed)
         unstable = []
-        for path in files:
+        project = Project({**self.sources, **fixed_sources})
+        concerned = {op.finding.path: path for path, file in files.items() for op in file.operations}
+        for path in {*files, *concerned}:
             here = parse(path)
             candidates = [f for f in after.findings.get(path, []) if self.wanted(f)]
-            again = placements(candidates, here, self.vocabulary, parse) if here is not None else []
+            again = placements(candidates, here, self.vocabulary, parse, project) if here is not None else []
             if any(isinstance(p, Operation) and (self.unsafe or not p.unsafe)
                    and identity(p.finding, _unshifted) not in expected for p in again):
-                unstable.append(path)
+                unstable.append(concerned.get(path, path) if path not in files else path)
         return unstable
 
     def _drop(self, files: dict[str, _File], drops: Mapping[str, list[tuple[Operation, str]]]) -> dict[str, _File]:

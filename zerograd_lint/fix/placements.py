@@ -8,11 +8,16 @@ gradients. So each fix puts a clear right after the step's statement (after the
   (`self.optimizer`, `opt_d`, the `opt` of a `for opt in optimizers:` loop);
 - ZG002 and ZG003 move the clear the finding names there.
 
-A fix is planned only when nothing is left to judgement: the calls it edits are in the file of
-the finding, the step runs in the body of the loop the finding is reported at (not in a helper),
-each is a statement of its own on its own line, a moved clear runs inside the same loops and
-`with` blocks as the step (so it runs as often, under the same context), and no other fix wants
-the same statement elsewhere. Anything else is declined with the reason.
+The step or the clear may be in a function of the project the loop calls (`helpers`), in this
+file or another: the edit is made there. It is safe when the loop is that function's one caller;
+when the function is named anywhere else, the edit changes what it does there too, and the fix
+is unsafe. A clear in a helper that does nothing else moves as the helper's call; one in a helper
+that does more moves out of it when it names the optimizer as the step does.
+
+A fix is planned only when nothing is left to judgement: each statement it edits is a statement
+of its own on its own line, a moved clear runs inside the same loops and `with` blocks as the step
+(so it runs as often, under the same context), and no other fix wants the same statement
+elsewhere. Anything else is declined with the reason.
 """
 
 from __future__ import annotations
@@ -24,16 +29,16 @@ from pathlib import PurePath
 import libcst as cst
 
 from zerograd_lint.findings import Finding, Fix, Related
+from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, imported_as, locals_of, only_does,
+                                       span)
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
 from zerograd_lint.fix.rewrite import Placement, moving
+from zerograd_lint.fix.shapes import (EFFECTS, call_of, closure, descendants, enclosing_function, frame_kind,
+                                      function_name, gradient_neutral, is_the_whole_statement, last_name, root_name)
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
 NOT_FIXABLE = {"ZG100": "an unused marker is not removed by --fix: whether it goes is your call"}
-# Context managers that change how tensors are computed, and nothing about gradients' clearing.
-_GRADIENT_NEUTRAL = frozenset({"no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast"})
-# Nodes that do something when evaluated: an optimizer named through one is not named again.
-_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,11 @@ class Operation:
     placement: Placement
     title: str
     unsafe: str = ""
+    path: str = ""  # the file the placement is in, when not the finding's (a helper of another module)
+
+    @property
+    def edited(self) -> str:
+        return self.path or self.finding.path
 
 
 @dataclass(frozen=True)
@@ -60,18 +70,35 @@ class _Declined(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class _Spot:
+    """A step's or a clear's statement line, in the loop's body (`helper` None) or in a function
+    of the project, with the loops and `with` blocks around it there; `called`: the line is the
+    call of a helper whose clear it stands for."""
+
+    line: cst.SimpleStatementLine
+    frames: tuple[Frame, ...]
+    here: Located
+    path: str
+    helper: cst.FunctionDef | None
+    called: bool = False
+
+
 def placements(
     findings: Sequence[Finding],
     here: Located,
     vocabulary: Vocabulary = Vocabulary(),
     other_file: Callable[[str], Located | None] = lambda path: None,
+    project: Project | None = None,
 ) -> list[Operation | Declined]:
     """The fix, or the reason there is none, of each finding of the module `here` (in order).
-    `other_file` parses another file of the project, to name the function a call is in."""
+    `other_file` parses another file of the project (where a helper is); `project` has the texts
+    of them all (where else a helper is named)."""
+    project = project or Project({findings[0].path: here.text} if findings else {})
     planned: list[Operation | Declined] = []
     for finding in findings:
         try:
-            planned.append(_Planner(finding, here, vocabulary, other_file).operation())
+            planned.append(_Planner(finding, here, vocabulary, other_file, project).operation())
         except _Declined as declined:
             planned.append(Declined(finding, str(declined)))
     return _without_conflicts(planned, here)
@@ -83,6 +110,7 @@ class _Planner:
     here: Located
     vocabulary: Vocabulary
     other_file: Callable[[str], Located | None]
+    project: Project
 
     def operation(self) -> Operation:
         code = self.finding.code
@@ -92,16 +120,17 @@ class _Planner:
         if loop is None:  # the analysis and LibCST disagree about the file: touch nothing
             raise _Declined(f"no loop or function starts at line {self.finding.line}, column {self.finding.column}")
         step = self._one("step")
-        step_line, step_frames = self._statement(step, loop)
-        anchor = self._after_scaler_update(step_line)
+        at_step = self._spot(step, loop)
+        anchor = self._after_scaler_update(at_step)
         if code == "ZG001":
-            return self._insert_clear(step, step_line, anchor)
+            return self._insert_clear(step, at_step, anchor, loop)
         clear = self._one("clear")
-        clear_line, clear_frames = self._statement(clear, loop)
-        return self._move_clear(clear, clear_line, clear_frames, step, anchor, step_frames)
+        at_clear = self._spot(clear, loop)
+        if at_clear.helper is not None and at_clear.helper is not at_step.helper:
+            at_clear = self._clear_out_of_helper(clear, at_clear, step, at_step, loop)
+        return self._move_clear(clear, at_clear, step, at_step, anchor, loop)
 
-    def _insert_clear(self, step: Related, step_line: cst.SimpleStatementLine,
-                      anchor: cst.SimpleStatementLine) -> Operation:
+    def _insert_clear(self, step: Related, at_step: _Spot, anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
         earlier = [r for r in self._related("earlier step") if _place(r) != _place(step)]
         if earlier:
             raise _Declined(
@@ -109,43 +138,103 @@ class _Planner:
                 "which of the two a clear should follow is a judgement the fix does not make"
             )
         subject = self._optimizer(step)
-        call = self._call_starting_at(step_line, step)
-        if call is not None and _closure(call, subject, self.here):
+        call = self._call_starting_at(at_step, step)
+        if call is not None and closure(call, subject, at_step.here):
             raise _Declined(
                 f"{self._call(step)} evaluates a closure: whether its backward passes need a clear inside "
                 "the closure is a judgement the fix does not make"
             )
-        clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=self.here.module.config_for_parsing)
+        clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=at_step.here.module.config_for_parsing)
         assert isinstance(clear, cst.SimpleStatementLine)
-        following = self.here.next_in_block(anchor)
+        following = at_step.here.next_in_block(anchor)
         if isinstance(following, cst.SimpleStatementLine) and following.body[0].deep_equals(clear.body[0]):
-            raise _Declined(f"`{subject}.zero_grad()` already follows {self._anchor_text(anchor, step)}")
+            raise _Declined(f"`{subject}.zero_grad()` already follows {self._anchor_text(at_step, anchor, step)}")
         return Operation(self.finding, Placement(anchor, clear),
-                         f"Insert `{subject}.zero_grad()` after {self._anchor_text(anchor, step)}")
+                         f"Insert `{subject}.zero_grad()` after {self._anchor_text(at_step, anchor, step)}",
+                         self._unsafe_edit_of(at_step, loop), self._other(at_step.path))
 
-    def _move_clear(self, clear: Related, clear_line: cst.SimpleStatementLine, clear_frames: tuple[Frame, ...],
-                    step: Related, anchor: cst.SimpleStatementLine, step_frames: tuple[Frame, ...]) -> Operation:
-        if not _is_the_whole_statement(clear_line.body[0], clear, self.here):
+    def _move_clear(self, clear: Related, at_clear: _Spot, step: Related, at_step: _Spot,
+                    anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
+        here = at_clear.here
+        if at_clear.path != at_step.path:
+            raise _Declined(f"the clear is {self._where_elsewhere(clear)} and the step is not in that file")
+        if not at_clear.called and not is_the_whole_statement(at_clear.line.body[0], clear, here):
             raise _Declined(f"the clear {self._call(clear)} is part of a larger statement")
-        differing = [f for f in clear_frames if f not in step_frames]
-        differing += [f for f in step_frames if f not in clear_frames]
-        if differing:
-            inside = "clear" if differing[0] in clear_frames else "step"
-            outside = "step" if inside == "clear" else "clear"
-            raise _Declined(
-                f"the {inside} is inside the {_frame_kind(differing[0])} at line {self.here.first_line(differing[0])} "
-                f"and the {outside} is not: moved, the clear would run a different number of times, or under "
-                "another context"
-            )
-        block = self.here.block_of(clear_line)
+        if at_clear.helper is at_step.helper:
+            self._same_frames(at_clear, at_step)
+        block = here.block_of(at_clear.line)
         if block is None or len(block.body) == 1:
             raise _Declined(f"the clear {self._call(clear)} is the only statement of its block, which moving it "
                             "would empty")
-        if self.here.next_in_block(anchor) is clear_line:
-            raise _Declined(f"the clear {self._call(clear)} already follows {self._anchor_text(anchor, step)}")
-        text = self.here.code(clear_line.body[0])
-        return Operation(self.finding, Placement(anchor, moving(clear_line), clear_line),
-                         f"Move `{text}` (line {clear.line}) to right after {self._anchor_text(anchor, step)}")
+        if here.next_in_block(anchor) is at_clear.line:
+            raise _Declined(f"the clear {self._call(clear)} already follows {self._anchor_text(at_step, anchor, step)}")
+        text = here.code(at_clear.line.body[0])
+        where = "" if at_clear.path == self.finding.path else f"{PurePath(at_clear.path).name} "
+        line = f"{where}line {here.first_line(at_clear.line)}"
+        unsafe = self._unsafe_edit_of(at_clear, loop) or self._unsafe_edit_of(at_step, loop)
+        return Operation(self.finding, Placement(anchor, moving(at_clear.line), at_clear.line),
+                         f"Move `{text}` ({line}) to right after {self._anchor_text(at_step, anchor, step)}",
+                         unsafe, self._other(at_step.path))
+
+    def _same_frames(self, at_clear: _Spot, at_step: _Spot) -> None:
+        differing = [f for f in at_clear.frames if f not in at_step.frames]
+        differing += [f for f in at_step.frames if f not in at_clear.frames]
+        if differing:
+            inside = "clear" if differing[0] in at_clear.frames else "step"
+            outside = "step" if inside == "clear" else "clear"
+            raise _Declined(
+                f"the {inside} is inside the {frame_kind(differing[0])} at line "
+                f"{at_clear.here.first_line(differing[0])} and the {outside} is not: moved, the clear would run a "
+                "different number of times, or under another context"
+            )
+
+    def _clear_out_of_helper(self, clear: Related, at_clear: _Spot, step: Related, at_step: _Spot,
+                             loop: Loop) -> _Spot:
+        """The statement to move when the clear is in a helper the step is not in: the helper's
+        call, when clearing is all the helper does; else the clear, out of the helper, when it
+        names the optimizer as the step does, meaning the same object there."""
+        helper = at_clear.helper
+        assert helper is not None
+        name = helper.name.value
+        if only_does(helper, at_clear.line, at_clear.here):
+            caller = at_step.helper or loop  # where the step is: the helper's call is moved there
+            here = at_step.here
+            names = imported_as(here, name) if at_clear.path != at_step.path else frozenset({name})
+            calls = call_statements(here, caller, names)
+            if len(calls) == 1:
+                place = here.enclosure(calls[0], caller)
+                assert isinstance(place, Inside)
+                return _Spot(calls[0], self._kept(place.frames), here, at_step.path, at_step.helper, called=True)
+            raise _Declined(f"the clear is in `{name}()` ({self._position(clear)}), which is called "
+                            f"{'more than once' if calls else 'through something else'} where the step is")
+        if at_clear.path != at_step.path or at_clear.frames:
+            raise _Declined(f"the clear is {self._where(Elsewhere(helper), clear)}")
+        root = root_name(clear.subject)
+        if clear.subject != step.subject or not root or root in locals_of(helper):
+            raise _Declined(f"the clear is {self._where(Elsewhere(helper), clear)}, where `{clear.subject}` may "
+                            f"not be the `{step.subject}` of the step")
+        return at_clear
+
+    def _other(self, path: str) -> str:
+        """`path` when it is not the finding's file, else empty (`Operation.path`)."""
+        return "" if path == self.finding.path else path
+
+    def _unsafe_edit_of(self, spot: _Spot, loop: Loop) -> str:
+        """Why editing the helper a statement is in changes more than this loop (empty: it does not)."""
+        if spot.helper is None:
+            return ""
+        name = spot.helper.name.value
+        inside = span(self.here, self.finding.path, loop)
+        named = {(r.path, r.line) for r in self.finding.related}  # `opt.step()` is not a call of `step()`
+        uses = [use for use in self.project.uses(name) if use not in named]
+        elsewhere = [(path, line) for path, line in uses if not inside.holds(path, line)]
+        if elsewhere:
+            path, line = elsewhere[0]
+            where = "" if path == self.finding.path else f"{PurePath(path).name} "
+            return f"`{name}()` is also named at {where}line {line}, and the edit changes it for every caller"
+        if not uses:
+            return f"the loop reaches `{name}()` through another function, and the edit changes it for every caller"
+        return ""
 
     def _related(self, role: str) -> list[Related]:
         return [r for r in self.finding.related if r.role == role]
@@ -158,35 +247,45 @@ class _Planner:
             raise _Declined(f"the finding names several calls as its {role}: where the clear goes is a judgement")
         return found[0]
 
-    def _statement(self, call: Related, loop: Loop) -> tuple[cst.SimpleStatementLine, tuple[Frame, ...]]:
-        """The statement line of a call in the loop's body, and the loops and `with` blocks around it."""
+    def _spot(self, call: Related, loop: Loop) -> _Spot:
+        """Where a call's statement is: in the loop's body, or in a function of the project (in
+        this file or another), with the loops and `with` blocks around it there."""
         role = call.role
-        if call.path != self.finding.path:
-            raise _Declined(f"the {role} is {self._where_elsewhere(call)}")
-        small = self.here.small_statement_at(call.line, call.column)
+        here = self.here if call.path == self.finding.path else self.other_file(call.path)
+        if here is None:
+            raise _Declined(f"the {role} is in {PurePath(call.path).name}, which cannot be parsed")
+        small = here.small_statement_at(call.line, call.column)
         if small is None:
             raise _Declined(f"the {role} {self._call(call)} is in the header of a compound statement")
-        line = self.here.parent(small)
+        line = here.parent(small)
         if not isinstance(line, cst.SimpleStatementLine):
             raise _Declined(f"the {role} {self._call(call)} is on the line of its block's header")
         if len(line.body) != 1:
             raise _Declined(f"the {role} {self._call(call)} shares its line with other statements")
-        place = self.here.enclosure(line, loop)
-        if isinstance(place, Elsewhere):
-            raise _Declined(f"the {role} is {self._where(place, call)}")
-        assert isinstance(place, Inside)
-        return line, tuple(frame for frame in place.frames if not _gradient_neutral(frame))
+        helper = enclosing_def(here, line)
+        place = here.enclosure(line, loop) if here is self.here else Elsewhere(helper)
+        if isinstance(place, Inside):
+            return _Spot(line, self._kept(place.frames), here, call.path, None)
+        if helper is None or place.function is not helper:
+            raise _Declined(f"the {role} is {self._where_elsewhere(call) if here is not self.here else self._where(place, call)}")
+        around = here.enclosure(line, helper)
+        assert isinstance(around, Inside)
+        return _Spot(line, self._kept(around.frames), here, call.path, helper)
+
+    @staticmethod
+    def _kept(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+        return tuple(frame for frame in frames if not gradient_neutral(frame))
 
     def _where(self, place: Elsewhere, call: Related) -> str:
         if place.function is None:
             return f"{self._call(call)}, outside the loop at line {self.finding.line}"
-        return f"{_function_name(place.function)} ({self._position(call)})"
+        return f"{function_name(place.function)} ({self._position(call)})"
 
     def _where_elsewhere(self, call: Related) -> str:
         other = self.other_file(call.path)
         small = other.small_statement_at(call.line, call.column) if other is not None else None
-        function = _enclosing_function(other, small) if other is not None and small is not None else None
-        where = _function_name(function) if function is not None else "in another file"
+        function = enclosing_function(other, small) if other is not None and small is not None else None
+        where = function_name(function) if function is not None else "in another file"
         return f"{where} ({self._position(call)})"
 
     def _optimizer(self, step: Related) -> str:
@@ -200,35 +299,38 @@ class _Planner:
             expression = cst.parse_expression(subject)
         except cst.ParserSyntaxError:
             raise _Declined(f"the optimizer `{subject}` is not named by an expression the fix can repeat") from None
-        if any(isinstance(node, _EFFECTS) for node in _descendants(expression)):
+        if any(isinstance(node, EFFECTS) for node in descendants(expression)):
             raise _Declined(f"the optimizer is reached through a call (`{subject}`), which the fix does not repeat")
-        if _last_name(expression) in self.vocabulary.optimizers:
+        if last_name(expression) in self.vocabulary.optimizers:
             raise _Declined(f"`{subject}` is an optimizer by the project's vocabulary, which does not say it has "
                             "`zero_grad()`")
         return subject
 
-    def _after_scaler_update(self, step_line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    def _after_scaler_update(self, at_step: _Spot) -> cst.SimpleStatementLine:
         """`scaler.update()` when it directly follows `scaler.step(optimizer)`, else the step's line."""
-        step = _call_of(step_line)
-        following = self.here.next_in_block(step_line)
-        update = _call_of(following) if isinstance(following, cst.SimpleStatementLine) else None
+        here, step_line = at_step.here, at_step.line
+        step = call_of(step_line)
+        following = here.next_in_block(step_line)
+        update = call_of(following) if isinstance(following, cst.SimpleStatementLine) else None
         if step is None or update is None or not step.args:
             return step_line
         if not (isinstance(step.func, cst.Attribute) and isinstance(update.func, cst.Attribute)):
             return step_line
         if (step.func.attr.value, update.func.attr.value) != ("step", "update"):
             return step_line
-        same_receiver = self.here.code(step.func.value) == self.here.code(update.func.value)
+        same_receiver = here.code(step.func.value) == here.code(update.func.value)
         return following if same_receiver and isinstance(following, cst.SimpleStatementLine) else step_line
 
-    def _anchor_text(self, anchor: cst.SimpleStatementLine, step: Related) -> str:
-        if self.here.first_line(anchor) == step.line:
+    def _anchor_text(self, at_step: _Spot, anchor: cst.SimpleStatementLine, step: Related) -> str:
+        if at_step.here.first_line(anchor) == step.line:
             return self._call(step)
-        return f"`{self.here.code(anchor.body[0])}` (line {self.here.first_line(anchor)})"
+        where = "" if at_step.path == self.finding.path else f"{PurePath(at_step.path).name} "
+        return f"`{at_step.here.code(anchor.body[0])}` ({where}line {at_step.here.first_line(anchor)})"
 
-    def _call_starting_at(self, line: cst.SimpleStatementLine, call: Related) -> cst.Call | None:
-        return next((n for n in _descendants(line.body[0])
-                     if isinstance(n, cst.Call) and self.here.starts_at(n, call.line, call.column)), None)
+    @staticmethod
+    def _call_starting_at(at_step: _Spot, call: Related) -> cst.Call | None:
+        return next((n for n in descendants(at_step.line.body[0])
+                     if isinstance(n, cst.Call) and at_step.here.starts_at(n, call.line, call.column)), None)
 
     def _call(self, call: Related) -> str:
         return f"`{call.text}` ({self._position(call)})"
@@ -259,76 +361,3 @@ def _without_conflicts(planned: list[Operation | Declined], here: Located) -> li
 
 def _place(call: Related) -> tuple[str, int, int]:
     return call.path, call.line, call.column
-
-
-def _descendants(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _descendants(child)
-
-
-def _call_of(line: cst.BaseStatement | None) -> cst.Call | None:
-    """The call a statement line consists of (`x.y(...)`), if that is all it is."""
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return None
-    statement = line.body[0]
-    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
-        return statement.value
-    return None
-
-
-def _closure(call: cst.Call, subject: str, here: Located) -> bool:
-    """`opt.step(closure)` or `scaler.step(opt, closure)`: the step is given something to evaluate."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
-        return False
-    return any(here.code(arg.value).strip() != subject for arg in call.args)
-
-
-def _is_the_whole_statement(statement: cst.BaseSmallStatement, call: Related, here: Located) -> bool:
-    """The clear is the statement (`opt.zero_grad()`, `p.grad = None`), not a part of one."""
-    if not here.starts_at(statement, call.line, call.column):
-        return False
-    if isinstance(statement, (cst.Assign, cst.AugAssign)):
-        return True
-    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
-        return not any(isinstance(n, cst.Call) for n in _descendants(statement.value.func))
-    return False
-
-
-def _last_name(expression: cst.BaseExpression) -> str:
-    """`learner` of `self.learner`, `optimizers` of `optimizers[k]`."""
-    while isinstance(expression, cst.Subscript):
-        expression = expression.value
-    if isinstance(expression, cst.Attribute):
-        return expression.attr.value
-    return expression.value if isinstance(expression, cst.Name) else ""
-
-
-def _gradient_neutral(frame: Frame) -> bool:
-    """`with torch.no_grad():`, `with torch.autocast(...):` and the like change how tensors are
-    computed, not how often a statement runs nor what a clear does: a clear may move in or out."""
-    if not isinstance(frame, cst.With):
-        return False
-    return all(
-        isinstance(item.item, cst.Call) and _last_name(item.item.func) in _GRADIENT_NEUTRAL and item.asname is None
-        for item in frame.items
-    )
-
-
-def _frame_kind(frame: Frame) -> str:
-    return "`with` block" if isinstance(frame, cst.With) else "loop"
-
-
-def _function_name(node: cst.FunctionDef | cst.Lambda | cst.ClassDef) -> str:
-    if isinstance(node, cst.FunctionDef):
-        return f"in `{node.name.value}()`"
-    if isinstance(node, cst.ClassDef):
-        return f"in class `{node.name.value}`"
-    return "in a lambda"
-
-
-def _enclosing_function(located: Located, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | cst.ClassDef | None:
-    parent = located.parent(node)
-    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-        parent = located.parent(parent)
-    return parent

@@ -26,9 +26,10 @@ from zerograd_lint.lsp.diagnostics import SOURCE, position
 def code_actions(uri: str, text: str, asked: Sequence[types.Diagnostic], fixed: Sequence[Finding],
                  codec: PositionCodec) -> list[types.CodeAction]:
     """The quick fixes for the diagnostics `asked` about: `fixed` are the document's findings
-    that `--fix` fixes, each with its edits."""
+    that `--fix` fixes, each with its edits (a fix that edits another file, a helper's module, is
+    left to `--fix`)."""
     lines = split_lines(text)
-    by_place = {(f.code, f.line, f.column): f for f in fixed if f.fix is not None}
+    by_place = {(f.code, f.line, f.column): f for f in fixed if f.fix is not None and f.fix.path is None}
     actions = []
     for diagnostic in asked:
         place = _place(diagnostic)

@@ -1,0 +1,166 @@
+"""The project's functions a fix edits: a helper that steps or clears, where it is called, and
+whether anything else calls it.
+
+A fix that edits a helper changes every caller's behaviour; it is safe only when the loop of the
+finding is the helper's one caller. Callers are found by name, in the text of every file of the
+project: a word that is the helper's name anywhere else (a call, a reference, a comment) counts
+as another caller. Counting too many makes a safe fix unsafe, never the other way.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+
+from zerograd_lint.fix.located import Located, Loop
+from zerograd_lint.fix.shapes import descendants
+
+
+@dataclass(frozen=True)
+class Span:
+    """Lines `first` to `last` of the file `path`."""
+
+    path: str
+    first: int
+    last: int
+
+    def holds(self, path: str, line: int) -> bool:
+        return path == self.path and self.first <= line <= self.last
+
+
+class Project:
+    """The texts of the files a run fixes, searched by name."""
+
+    def __init__(self, sources: Mapping[str, str | bytes]) -> None:
+        self._sources = sources
+
+    def uses(self, name: str) -> list[tuple[str, int]]:
+        """Where `name` is written as code: not in a string or a comment, not as the name a `def`
+        or a `class` defines, not in an import (which binds it, the use is where it is called)."""
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        found = []
+        for path, source in self._sources.items():
+            text = _text(source)
+            if word.search(text):
+                found.extend((path, line) for line in _used_on(text, name))
+        return found
+
+
+def _used_on(text: str, name: str) -> list[int]:
+    """The lines of `text` where `name` is used; on text that does not tokenize, every line it is on."""
+    lines = []
+    try:
+        previous, first = "", ""
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
+                if token.type == tokenize.NEWLINE:
+                    first = ""
+                continue
+            first = first or token.string
+            if token.type == tokenize.NAME and token.string == name and previous not in ("def", "class") \
+                    and first not in ("import", "from"):
+                lines.append(token.start[0])
+            previous = token.string
+    except (tokenize.TokenError, SyntaxError):
+        return [number for number, line in enumerate(text.splitlines(), start=1) if re.search(rf"\b{name}\b", line)]
+    return lines
+
+
+def _text(source: str | bytes) -> str:
+    return source if isinstance(source, str) else source.decode("utf-8", errors="replace")
+
+
+def enclosing_def(here: Located, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost `def` around `node` (None at module or class level, or in a lambda)."""
+    parent = here.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef):
+            return parent
+        if isinstance(parent, (cst.Lambda, cst.ClassDef)):
+            return None
+        parent = here.parent(parent)
+    return None
+
+
+def span(here: Located, path: str, node: cst.CSTNode) -> Span:
+    return Span(path, here.first_line(node), here.last_line(node))
+
+
+def call_statements(here: Located, loop: Loop, names: frozenset[str]) -> list[cst.SimpleStatementLine]:
+    """The statements of the loop's body, at any depth, that are a call of one of `names` and
+    nothing else: `train_step(x, y)`, `self.reset()`, `loss = engine.step(batch)`."""
+    found = []
+    for node in descendants(loop.body):
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+            call = _call_in(node.body[0])
+            if call is not None and _called_name(call) in names:
+                found.append(node)
+    return found
+
+
+def imported_as(here: Located, name: str) -> frozenset[str]:
+    """`name` and the names it is imported under in this module (`from steps import update as do`)."""
+    names = {name}
+    for node in descendants(here.module):
+        if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if isinstance(alias.name, cst.Name) and alias.name.value == name and alias.asname is not None:
+                    target = alias.asname.name
+                    if isinstance(target, cst.Name):
+                        names.add(target.value)
+    return frozenset(names)
+
+
+def only_does(function: cst.FunctionDef, statement: cst.BaseStatement, here: Located) -> bool:
+    """The function's body, apart from a docstring, is the one statement that holds `statement`."""
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    if len(body) != 1:
+        return False
+    node: cst.CSTNode | None = statement
+    while node is not None and node is not body[0]:
+        node = here.parent(node)
+    return node is body[0]
+
+
+def locals_of(function: cst.FunctionDef) -> frozenset[str]:
+    """The function's parameters and the names it assigns: what a name means only inside it."""
+    names = {p.name.value for p in _parameters(function.params)}
+    for node in descendants(function.body):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, (cst.For, cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, cst.Global):
+            names.difference_update(n.name.value for n in node.names)
+    return frozenset(names)
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    listed = [*params.posonly_params, *params.params, *params.kwonly_params]
+    listed += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return listed
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _call_in(statement: cst.BaseSmallStatement) -> cst.Call | None:
+    value = statement.value if isinstance(statement, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
+    return value if isinstance(value, cst.Call) else None
+
+
+def _called_name(call: cst.Call) -> str:
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return ""
