@@ -116,7 +116,7 @@ def test_a_second_fix_over_everything_changes_nothing(tree: Path) -> None:
     assert run("--fix", ".").exit_code == 1
     fixed = snapshot(tree)
     again = run("--fix", ".")
-    assert again.exit_code == 1 and "Fixed 0 findings, 2 remaining, 1 of them in notebooks" in again.stderr
+    assert again.exit_code == 1 and "Fixed 0 findings, 1 remaining (5 files checked)." in again.stderr
     assert snapshot(tree) == fixed
 
 
@@ -131,18 +131,19 @@ def test_excluded_files_are_not_written(tree: Path) -> None:
     before = snapshot(tree)
     run("--fix", "--extend-exclude", "other/,pkg/", ".")
     after = snapshot(tree)
-    assert [name for name in before if before[name] != after[name]] == ["train.py"]
+    assert [name for name in before if before[name] != after[name]] == ["analysis.ipynb", "train.py"]
 
 
-def test_notebooks_are_never_written(tree: Path) -> None:
-    before = (tree / "analysis.ipynb").read_bytes()
+def test_a_notebook_is_fixed_in_its_cell(tree: Path) -> None:
+    """More in `test_notebook_fix.py`."""
+    before = json.loads((tree / "analysis.ipynb").read_text(encoding="utf-8"))
     result = run("--fix", "analysis.ipynb")
-    assert (tree / "analysis.ipynb").read_bytes() == before
-    assert result.exit_code == 1 and result.stdout.startswith("analysis.ipynb:cell 3:1:1: ZG001 ")
-    assert result.stderr.splitlines() == [
-        "analysis.ipynb:cell 3:1:1: ZG001 not fixed: notebooks are not fixed",
-        "Fixed 0 findings, 1 remaining, 1 of them in notebooks, which are not fixed (1 file checked).",
-    ]
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "Fixed 1 finding in 1 file, 0 remaining (1 file checked).\n"
+    after = json.loads((tree / "analysis.ipynb").read_text(encoding="utf-8"))
+    assert after["cells"][2]["source"][-2:] == ["    optimizer.step()\n", "    optimizer.zero_grad()"]
+    after["cells"][2]["source"] = before["cells"][2]["source"]
+    assert after == before
 
 
 def test_fix_fixes_only_the_codes_selected(tree: Path) -> None:

@@ -20,7 +20,8 @@ from zerograd_lint.notebook.magics import NEUTRALISED, neutralise
 from zerograd_lint.runner import check_files
 
 NOTEBOOKS = Path(__file__).parent / "fixtures" / "notebooks"
-CASES = sorted(NOTEBOOKS.glob("*.ipynb"))
+FIXED = ".fixed.ipynb"  # what `--fix` makes of the notebook beside it (`tests/test_notebook_fix.py`)
+CASES = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.endswith(FIXED))
 
 
 def code_cells(path: Path) -> list[tuple[int, str]]:
@@ -66,6 +67,13 @@ def test_notebook_fixture(path: Path) -> None:
     for f in report.findings:
         if (f.cell, f.line, f.code) in columns:
             assert f.column == columns[(f.cell, f.line, f.code)]
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*" + FIXED)), ids=lambda p: p.name)
+def test_a_fixed_snapshot_is_quiet_and_has_its_notebook_beside_it(path: Path) -> None:
+    assert (path.parent / path.name.replace(FIXED, ".ipynb")).is_file()
+    report = check_files([str(path)])
+    assert (report.findings, report.errors) == ([], [])
 
 
 def test_there_are_notebook_fixtures_for_each_case() -> None:
@@ -198,7 +206,7 @@ def test_folders_are_searched_for_notebooks_but_not_checkpoints(folder: Path) ->
     assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
 
 
-def test_notebooks_are_never_written(folder: Path) -> None:
+def test_a_check_never_writes_a_notebook(folder: Path) -> None:
     shutil.copy(NOTEBOOKS / "magics.ipynb", folder / "magics.ipynb")
     before = (folder / "magics.ipynb").read_bytes()
     run("magics.ipynb")

@@ -9,7 +9,10 @@ are reported (their findings, their errors). A notebook goes in as the Python of
 
 `fix_files` then fixes the reported findings where they can be (`zerograd_lint.fix`, which
 checks the fixed project again, in one call too); its report holds the findings of the sources
-as fixed, and `Report.fixes` the fixed texts. Nothing is written here. Notebooks are not fixed.
+as fixed, and `Report.fixes` the fixed texts. Nothing is written here. A notebook is fixed as its
+Python, which then goes back into its cells (`zerograd_lint.notebook.writing`): its fixed text is
+the notebook's JSON. One whose fixes cannot all be put back into their cells is not fixed, and
+the project is fixed again without it.
 
 A file that cannot be checked is an error of its own; a project that cannot be checked as a
 whole (an internal error, out of memory) raises `NotChecked`, and is never checked otherwise.
@@ -37,10 +40,9 @@ from zerograd_lint.texts import Source
 
 if TYPE_CHECKING:
     from zerograd_lint.checker import Result
-    from zerograd_lint.fix import Fixes
+    from zerograd_lint.fix import Declined, Fixes
     from zerograd_lint.schedule.processes import Team
 
-NOTEBOOKS_ARE_NOT_FIXED = "notebooks are not fixed"
 _NO_MEMORY = re.compile(r"failed to map segment|cannot allocate memory", re.IGNORECASE)
 
 
@@ -105,6 +107,7 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
     reader = Reader(early)
     sources: dict[str, Source] = {}
     notebooks: dict[str, Index] = {}
+    notebook_files: dict[str, str | bytes] = {}  # each notebook's JSON, as read
     for item in files:
         report.files += 1
         path = item.path if isinstance(item, Buffer) else item
@@ -129,7 +132,7 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         except (NotANotebook, NotRead) as exc:
             report.errors.append(SourceError(path, str(exc)))
             continue
-        sources[path], notebooks[path] = notebook.source, notebook.index
+        sources[path], notebooks[path], notebook_files[path] = notebook.source, notebook.index, content
     asked = set(sources)
     if named:
         from zerograd_lint.files.beside import files_beside
@@ -145,8 +148,9 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
     report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
     if fix:
         report.unfixed = _reported(result, notebooks, settings)
-        report.fixes = _fix(sources, result, notebooks, settings, asked)
+        report.fixes, rewritten = _fix(sources, result, notebooks, notebook_files, settings, asked)
         result = report.fixes.result
+        notebooks = {**notebooks, **rewritten}
     for path, error in result.errors.items():
         report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
     report.findings.extend(_reported(result, notebooks, settings))
@@ -198,21 +202,49 @@ def _only(asked: set[str], result: Result) -> Result:
 
 
 def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, Index],
-         settings: Settings, asked: set[str]) -> Fixes:
+         notebook_files: dict[str, str | bytes], settings: Settings, asked: set[str]) -> tuple[Fixes, dict[str, Index]]:
+    """The fixes, a notebook's as its new JSON; and where the cells of the notebooks fixed now start."""
     from zerograd_lint.checker import check_project
     from zerograd_lint.fix import fix_project
+    from zerograd_lint.notebook.mapping import NotMapped, in_one_cell
+    from zerograd_lint.notebook.writing import written_back
 
-    fixes = fix_project(
-        sources, result, lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
-        wanted=lambda finding: settings.reports(finding.path, finding.code),
-        vocabulary=settings.vocabulary, not_fixed=dict.fromkeys(notebooks, NOTEBOOKS_ARE_NOT_FIXED),
-        unsafe=settings.unsafe_fixes,
-    )
-    fixes.declined = [
-        replace(d, finding=notebooks[d.finding.path].place(d.finding)) if d.finding.path in notebooks else d
-        for d in fixes.declined
-    ]
-    return fixes
+    not_fixed: dict[str, str] = {}
+    reasons: dict[tuple[str, int, int, str], str] = {}  # why a finding was declined before its notebook was
+    while True:
+        fixes = fix_project(
+            sources, result, lambda fixed: _only(asked, check_project(fixed, settings.vocabulary)),
+            wanted=lambda finding: settings.reports(finding.path, finding.code),
+            vocabulary=settings.vocabulary, not_fixed=not_fixed, unsafe=settings.unsafe_fixes,
+        )
+        reasons = {_key(d.finding): d.reason for d in fixes.declined if d.fix is None} | reasons
+        written: dict[str, tuple[str | bytes, Index]] = {}
+        for path in sorted(notebooks.keys() & fixes.changed.keys()):
+            try:
+                in_one_cell(notebooks[path], (f.fix for f in fixes.fixed if f.path == path and f.fix is not None))
+                written[path] = written_back(notebook_files[path], *fixes.changed[path])
+            except NotMapped as exc:
+                not_fixed[path] = f"the fixed code cannot be put back into the notebook's cells: {exc}"
+        if not not_fixed.keys() & fixes.changed.keys():  # all or nothing, per notebook: fixed again without it
+            break
+    for path, (new, _) in written.items():
+        fixes.changed[path] = (notebook_files[path], new)
+    fixes.fixed = [notebooks[f.path].place(f) if f.path in notebooks else f for f in fixes.fixed]
+    fixes.declined = [_placed(d, notebooks[d.finding.path], reasons if d.finding.path in not_fixed else {})
+                      if d.finding.path in notebooks else d for d in fixes.declined]
+    return fixes, {path: index for path, (_, index) in written.items()}
+
+
+def _placed(declined: Declined, index: Index, earlier: Mapping[tuple[str, int, int, str], str]) -> Declined:
+    """A finding of a notebook declined, placed in its cell, with the lines its reason names; the
+    reason `earlier` gives it (from before the notebook was declined whole), if any."""
+    reason = earlier.get(_key(declined.finding), declined.reason)
+    fix = index.place_fix(declined.fix) if declined.fix is not None else None
+    return replace(declined, finding=index.place(declined.finding), reason=index.references(reason), fix=fix)
+
+
+def _key(finding: Finding) -> tuple[str, int, int, str]:
+    return finding.path, finding.line, finding.column, finding.code
 
 
 def _not_checked(exc: Exception) -> NotChecked:

@@ -63,11 +63,15 @@ def write_fixes(report: Report, on_disk: set[str]) -> int:
 
 
 def diffs(report: Report) -> str:
+    """The fixes as a unified diff; a notebook's cell by cell (`zerograd_lint.notebook.writing`)."""
     from zerograd_lint.fix.output import unified_diff
+    from zerograd_lint.notebook import is_notebook
+    from zerograd_lint.notebook.writing import cell_diff
 
     assert report.fixes is not None
     changed = sorted(report.fixes.changed.items())
-    return "".join(unified_diff(path, original, fixed) for path, (original, fixed) in changed)
+    return "".join((cell_diff if is_notebook(path) else unified_diff)(path, original, fixed)
+                   for path, (original, fixed) in changed)
 
 
 def print_stdin_fixed(report: Report, buffer: Buffer | None) -> None:
@@ -101,35 +105,54 @@ def _stdin_stream() -> BinaryIO | TextIO:
 
 def add_noqa_comments(findings: list[Finding], report: Report) -> int:
     """`--add-noqa`: the comments written, file by file (`zerograd_lint.fix.noqa`); the number of
-    lines changed. A file that cannot take them, or be written, is an error of the report."""
-    from zerograd_lint.files import read_source
+    lines changed. A file that cannot take them, or be written, is an error of the report. In a
+    notebook, the comments go into the cells' lines (`zerograd_lint.notebook.writing`)."""
+    from zerograd_lint.files.reading import NOTEBOOK_LIMIT, read_source
     from zerograd_lint.fix.noqa import with_noqa
     from zerograd_lint.fix.output import NotWritten, write_atomically
     from zerograd_lint.notebook import is_notebook
     from zerograd_lint.rules.suppression import RULE as UNUSED_MARKER
 
-    wanted: dict[str, dict[int, set[str]]] = {}
+    wanted: dict[str, dict[tuple[int | None, int], set[str]]] = {}  # (cell, line) -> codes
     for finding in findings:
         if finding.code != UNUSED_MARKER.code:  # a noqa for an unused marker: remove the marker instead
-            wanted.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
-    for path in sorted(p for p in wanted if is_notebook(p)):
-        del wanted[path]
-        click.echo(f"zerograd-lint: {quote_path(path)}: notebooks are not edited: add the noqa comments in the notebook", err=True)
+            wanted.setdefault(finding.path, {}).setdefault((finding.cell, finding.line), set()).add(finding.code)
     added = 0
     for path, codes in sorted(wanted.items()):
         try:
-            original = read_source(path)
-            edited = with_noqa(original, codes)
+            if is_notebook(path):
+                original = read_source(path, NOTEBOOK_LIMIT)
+                edited = _noqa_in_notebook(original, codes)
+            else:
+                original = read_source(path)
+                edited = with_noqa(original, {line: c for (_, line), c in codes.items()})
             if edited is None:
                 raise NotWritten("a noqa comment cannot go at the end of each finding's line")
             if edited[1]:
                 write_atomically(path, original, edited[0])
-        except (OSError, NotWritten, SyntaxError, UnicodeDecodeError) as exc:
-            reason = str(exc) if isinstance(exc, NotWritten) else getattr(exc, "strerror", None) or str(exc)
+        except (OSError, NotWritten, SyntaxError, ValueError) as exc:  # ValueError: a notebook not rewritten
+            reason = str(exc) if isinstance(exc, (NotWritten, ValueError)) else getattr(exc, "strerror", None) or str(exc)
             report.errors.append(SourceError(path, f"cannot add noqa comments: {reason}"))
             continue
         added += edited[1]
     return added
+
+
+def _noqa_in_notebook(original: bytes, codes: dict[tuple[int | None, int], set[str]]) -> tuple[bytes, int] | None:
+    """`with_noqa` on a notebook: the comments added to its code cells' Python, put back into them."""
+    from zerograd_lint.fix.noqa import noqa_added
+    from zerograd_lint.notebook import read_notebook
+    from zerograd_lint.notebook.writing import written_back
+
+    notebook = read_notebook(original)
+    edited = noqa_added(notebook.source, {notebook.index.row(cell, line): c for (cell, line), c in codes.items()
+                                          if cell is not None})
+    if edited is None:
+        return None
+    text, changed = edited
+    new = written_back(original, notebook.source, text)[0] if changed else original
+    assert isinstance(new, bytes)
+    return new, changed
 
 
 def fixes_listed(fixed: list[Finding], diff: bool) -> str:

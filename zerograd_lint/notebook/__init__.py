@@ -6,8 +6,8 @@ that source like any module, then map each row back to `(cell, line in the cell)
 Cells are numbered from 1 among *all* cells, markdown ones included (ruff's numbering: the cell
 you count to when you scroll the notebook). A blank row follows each cell in the concatenated
 source, so that a `# zerograd: accumulate` marker on a cell's last line never reaches the first
-line of the next cell. A notebook whose kernel is not Python has no code to check. Nothing here
-writes a notebook.
+line of the next cell. A notebook whose kernel is not Python has no code to check. The way back,
+fixed Python into the cells and the cells into the file, is `mapping.py` and `writing.py`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from zerograd_lint.findings import Finding, Related, SourceError, describe
+from zerograd_lint.findings import Edit, Finding, Fix, Related, SourceError, describe
 from zerograd_lint.notebook.magics import neutralise
 
 SUFFIX = ".ipynb"
@@ -50,16 +50,33 @@ class Index:
         position = max(bisect_right(self.starts, row) - 1, 0)
         return self.cells[position], row - self.starts[position] + 1
 
+    def row(self, cell: int, line: int) -> int:
+        """The row of the concatenated source of a line of a code cell (`locate`'s inverse)."""
+        return self.starts[self.cells.index(cell)] + line - 1
+
     def place(self, finding: Finding) -> Finding:
         """The finding as the notebook shows it: its cell, the line in that cell, and the lines
-        its message names rewritten the same way."""
+        its message (and its fix's) names rewritten the same way; its fix's edits in the cell's lines."""
         cell, line = self.locate(finding.line)
         end_cell, end_line = self.locate(finding.end_line)
         return replace(
             finding, cell=cell, line=line, end_line=end_line if end_cell == cell else line,
-            message=_LINE_REFERENCE.sub(lambda m: self._reference(int(m.group(1))), finding.message),
+            message=self.references(finding.message),
             related=tuple(self._related(r) if r.path == finding.path else r for r in finding.related),
+            fix=self.place_fix(finding.fix) if finding.fix is not None else None,
         )
+
+    def place_fix(self, fix: Fix) -> Fix:
+        """The fix's edits in the lines of their cell, and the lines its message names."""
+
+        def edit(e: Edit) -> Edit:
+            return replace(e, start=(self.locate(e.start[0])[1], e.start[1]), end=(self.locate(e.end[0])[1], e.end[1]))
+
+        return replace(fix, message=self.references(fix.message), edits=tuple(edit(e) for e in fix.edits))
+
+    def references(self, message: str) -> str:
+        """The `(line N)` a message names, as `(cell C, line L)`."""
+        return _LINE_REFERENCE.sub(lambda m: self._reference(int(m.group(1))), message)
 
     def _related(self, site: Related) -> Related:
         cell, line = self.locate(site.line)
@@ -107,6 +124,16 @@ def cell_lines(data: bytes | str) -> dict[int, list[str]]:
     return dict(_cells(_json(data)).code)
 
 
+def cell_sources(data: bytes | str) -> dict[int, str]:
+    """The text of each code cell, by cell number, line breaks and all; none if the kernel is not
+    Python (`read_notebook` checks no code then)."""
+    document = _json(data)
+    if not _is_python(_cells(document).metadata):
+        return {}
+    return {number: _text(cell.get("source"), number) for number, cell in enumerate(document["cells"], start=1)
+            if cell.get("cell_type") == "code"}
+
+
 @dataclass(frozen=True)
 class _Cells:
     metadata: dict[str, Any]
@@ -150,12 +177,16 @@ def _cells(document: Any) -> _Cells:
 
 def _lines(source: Any, number: int) -> list[str]:
     """A cell's source (a string, or the list of lines nbformat writes) as lines."""
+    lines = _text(source, number).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def _text(source: Any, number: int) -> str:
     if isinstance(source, list) and all(isinstance(part, str) for part in source):
-        source = "".join(source)
+        return "".join(source)
     if not isinstance(source, str):
         raise NotANotebook(f"not a notebook: cell {number} has no source text")
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return lines[:-1] if lines[-1] == "" else lines
+    return source
 
 
 def _is_python(metadata: dict[str, Any]) -> bool:

@@ -48,9 +48,6 @@ def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Findin
     where = f" in {_count(len({f.path for f in fixed}), 'file')}" if fixed else ""
     done = f"{'Would fix' if diff else 'Fixed'} {_count(len(fixed), 'finding')}{where}"
     left = f"{len(remaining)} would remain" if diff else f"{len(remaining)} remaining"
-    in_notebooks = sum(f.cell is not None for f in remaining)
-    if in_notebooks:
-        left += f", {in_notebooks} of them in notebooks, which are not fixed"
     if hidden:
         left += f"; {_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
     return f"{done}, {left} ({checked})."
