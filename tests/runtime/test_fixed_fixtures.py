@@ -28,6 +28,7 @@ RUNNABLE = sorted(
     if p.parent.name in ("ZG001", "ZG002", "ZG003")  # ZG001/, and frameworks/<name>/ZG001/
     and not is_fixed(p) and not STATIC_ONLY.search(p.read_text(encoding="utf-8"))
 )
+RUNNABLE_SNAPSHOTS = [p for p in SNAPSHOTS if not STATIC_ONLY.search(p.read_text(encoding="utf-8"))]
 
 # fixture -> what the fixer says when it leaves it as it is
 DECLINED = {
@@ -70,7 +71,7 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, lis
 def observed(fixed: dict[str, tuple[Path, list[str]]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """What the guard found in each fixed copy and each fixed snapshot, all run in one subprocess."""
     out = tmp_path_factory.mktemp("observed") / "observed.json"
-    scripts = [str(copy) for copy, _ in fixed.values()] + [str(p) for p in SNAPSHOTS]
+    scripts = [str(copy) for copy, _ in fixed.values()] + [str(p) for p in RUNNABLE_SNAPSHOTS]
     run = subprocess.run([sys.executable, RUNNER, out, *scripts], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(out.read_text())
@@ -81,15 +82,14 @@ def test_a_fixed_fixture_trains_right(path: Path, fixed: dict, observed: dict[st
     copy, declined = fixed[name(path)]
     result = observed[str(copy)]
     assert "error" not in result, f"the fixed fixture fails: {result}"
-    if name(path) in DECLINED:
+    if name(path) in DECLINED:  # what is fixed of it, if anything, still runs
         assert declined and all(DECLINED[name(path)] in reason for reason in declined), declined
-        assert copy.read_bytes() == path.read_bytes()
     else:
         assert not declined and copy.read_bytes() != path.read_bytes()
         assert result["codes"] == [], "the guard still observes misuse in the fixed script"
 
 
-@pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=name)
+@pytest.mark.parametrize("snapshot", RUNNABLE_SNAPSHOTS, ids=name)
 def test_each_fixed_snapshot_trains_right(snapshot: Path, observed: dict[str, dict]) -> None:
     assert observed[str(snapshot)] == {"codes": []}
 

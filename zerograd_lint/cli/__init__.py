@@ -24,10 +24,11 @@ A file named by itself, and stdin's named file, are checked as part of their pro
 (`zerograd_lint.files.beside`); a folder named is the project.
 
 Fixing (`zerograd_lint.fix`), only when asked: `--fix` rewrites the files it checked from disk
-(notebooks never), atomically, then reports what remains (exit 1 if anything does); for stdin it
-prints the fixed source on stdout, and the findings go to stderr, as ruff does. `--diff` prints
-the fixes as a unified diff and writes nothing (exit 1 if there is a diff). Fixes are not
-configurable in pyproject.toml: they change what a model trains on, so each run asks for them.
+(a notebook's cells in place), atomically, then reports what remains (exit 1 if anything does); for
+stdin it prints the fixed source on stdout, and the findings go to stderr, as ruff does. `--diff`
+prints the fixes as a unified diff and writes nothing (exit 1 if there is a diff). Unsafe fixes
+are made only with `--unsafe-fixes` (or `unsafe-fixes = true`); `--fix` itself is not
+configurable in pyproject.toml: it changes what a model trains on, so each run asks for it.
 Nothing else is ever written but the `--output-file`.
 
 `--explain CODE` (eager, before any configuration is read) prints the rule's page and exits 0.

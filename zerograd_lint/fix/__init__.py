@@ -17,7 +17,7 @@ its point. One that may change more (a helper other code calls too) is unsafe, m
 from __future__ import annotations
 
 from zerograd_lint.fix.pipeline import Check, Fixes, fix_project
-from zerograd_lint.fix.placements import Declined
+from zerograd_lint.fix.operations import Declined
 from zerograd_lint.settings import Vocabulary
 
 __all__ = ["Check", "Declined", "Fixes", "fix_project", "fix_source"]

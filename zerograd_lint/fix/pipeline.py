@@ -25,7 +25,8 @@ from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.helpers import Project
 from zerograd_lint.fix.located import Located
-from zerograd_lint.fix.placements import Declined, Operation, placements
+from zerograd_lint.fix.operations import Declined, Operation
+from zerograd_lint.fix.placements import placements
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
 from zerograd_lint.fix.verify import identity, shift_of, structural_problem
 from zerograd_lint.settings import Vocabulary
@@ -51,7 +52,7 @@ class _File:
 
     @functools.cached_property
     def placements(self) -> list[Placement]:
-        return distinct(op.placement for op in self.operations)
+        return distinct(placement for op in self.operations for placement in op.placements)
 
     @functools.cached_property
     def shift(self) -> Shift:
@@ -66,7 +67,7 @@ class _File:
         return _File(self.source, self.here, [op for op in self.operations if id(op) not in gone])
 
     def fix_of(self, operation: Operation) -> Fix:
-        alone = place(self.here.module, [operation.placement]).code
+        alone = place(self.here.module, operation.placements).code
         return Fix(operation.title, edits_between(self.here.text, alone), "unsafe" if operation.unsafe else "safe",
                    operation.path or None)
 

@@ -28,42 +28,18 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from zerograd_lint.findings import Finding, Fix, Related
+from zerograd_lint.findings import Finding, Related
 from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, imported_as, locals_of, only_does,
                                        span)
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
+from zerograd_lint.fix.operations import Declined, Operation, without_conflicts
 from zerograd_lint.fix.rewrite import Placement, moving
-from zerograd_lint.fix.shapes import (EFFECTS, call_of, closure, descendants, enclosing_function, frame_kind,
+from zerograd_lint.fix.shapes import (EFFECTS, accumulates, call_of, closure, descendants, enclosing_function, frame_kind,
                                       function_name, gradient_neutral, is_the_whole_statement, last_name, root_name)
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
 NOT_FIXABLE = {"ZG100": "an unused marker is not removed by --fix: whether it goes is your call"}
-
-
-@dataclass(frozen=True)
-class Operation:
-    """The fix of one finding: a placement, and what it says it does. `unsafe` says why the fix
-    may change more than the bug (empty: it is safe)."""
-
-    finding: Finding
-    placement: Placement
-    title: str
-    unsafe: str = ""
-    path: str = ""  # the file the placement is in, when not the finding's (a helper of another module)
-
-    @property
-    def edited(self) -> str:
-        return self.path or self.finding.path
-
-
-@dataclass(frozen=True)
-class Declined:
-    """A finding left as it is, and why; `fix` is the unsafe fix held back, when that is why."""
-
-    finding: Finding
-    reason: str
-    fix: Fix | None = None
 
 
 class _Declined(Exception):
@@ -101,7 +77,7 @@ def placements(
             planned.append(_Planner(finding, here, vocabulary, other_file, project).operation())
         except _Declined as declined:
             planned.append(Declined(finding, str(declined)))
-    return _without_conflicts(planned, here)
+    return without_conflicts(planned, here)
 
 
 @dataclass
@@ -131,12 +107,8 @@ class _Planner:
         return self._move_clear(clear, at_clear, step, at_step, anchor, loop)
 
     def _insert_clear(self, step: Related, at_step: _Spot, anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
-        earlier = [r for r in self._related("earlier step") if _place(r) != _place(step)]
-        if earlier:
-            raise _Declined(
-                f"{self._call(step)} applies what another step applied, {self._call(earlier[0])}: "
-                "which of the two a clear should follow is a judgement the fix does not make"
-            )
+        """A clear after the step, and after the earlier step whose gradients it applies again
+        (another loop's: the first window of an accumulation after a phase that steps alone)."""
         subject = self._optimizer(step)
         call = self._call_starting_at(at_step, step)
         if call is not None and closure(call, subject, at_step.here):
@@ -144,14 +116,41 @@ class _Planner:
                 f"{self._call(step)} evaluates a closure: whether its backward passes need a clear inside "
                 "the closure is a judgement the fix does not make"
             )
-        clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=at_step.here.module.config_for_parsing)
-        assert isinstance(clear, cst.SimpleStatementLine)
-        following = at_step.here.next_in_block(anchor)
-        if isinstance(following, cst.SimpleStatementLine) and following.body[0].deep_equals(clear.body[0]):
+        earlier = [r for r in self._related("earlier step") if _place(r) != _place(step)]
+        spots = [(at_step, anchor, step)]
+        if earlier:
+            if len({_place(r) for r in earlier}) > 1 or earlier[0].subject != step.subject:
+                raise _Declined(
+                    f"{self._call(step)} applies what another step applied, {self._call(earlier[0])}: "
+                    "which of the two a clear should follow is a judgement the fix does not make"
+                )
+            at_earlier = self._spot(earlier[0], loop, outside=True)
+            if at_earlier.helper is not None or span(self.here, self.finding.path, loop).holds(earlier[0].path,
+                                                                                               earlier[0].line):
+                raise _Declined(
+                    f"{self._call(step)} applies what another step of this loop applied, {self._call(earlier[0])}: "
+                    "which of the two a clear should follow is a judgement the fix does not make"
+                )
+            spots.append((at_earlier, self._after_scaler_update(at_earlier), earlier[0]))
+        placed = []
+        for spot, after, which in spots:
+            clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=spot.here.module.config_for_parsing)
+            assert isinstance(clear, cst.SimpleStatementLine)
+            following = spot.here.next_in_block(after)
+            if not (isinstance(following, cst.SimpleStatementLine) and following.body[0].deep_equals(clear.body[0])):
+                placed.append((Placement(after, clear), self._anchor_text(spot, after, which), spot))
+        if not placed:
             raise _Declined(f"`{subject}.zero_grad()` already follows {self._anchor_text(at_step, anchor, step)}")
-        return Operation(self.finding, Placement(anchor, clear),
-                         f"Insert `{subject}.zero_grad()` after {self._anchor_text(at_step, anchor, step)}",
-                         self._unsafe_edit_of(at_step, loop), self._other(at_step.path))
+        if len({spot.path for _, _, spot in placed}) > 1:
+            raise _Declined(f"the clears would go in two files, after {placed[0][1]} and {placed[1][1]}")
+        (first, where, spot), *more = placed
+        unsafe = self._unsafe_edit_of(spot, loop)
+        if earlier:
+            unsafe = unsafe or (f"the clear after {self._call(earlier[0])}, the step that applied the gradients "
+                                "first, changes what happens after that step too")
+        return Operation(self.finding, first,
+                         f"Insert `{subject}.zero_grad()` after {' and after '.join(w for _, w, _ in placed)}",
+                         unsafe, self._other(spot.path), tuple(p for p, _, _ in more))
 
     def _move_clear(self, clear: Related, at_clear: _Spot, step: Related, at_step: _Spot,
                     anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
@@ -166,15 +165,43 @@ class _Planner:
         if block is None or len(block.body) == 1:
             raise _Declined(f"the clear {self._call(clear)} is the only statement of its block, which moving it "
                             "would empty")
-        if here.next_in_block(anchor) is at_clear.line:
-            raise _Declined(f"the clear {self._call(clear)} already follows {self._anchor_text(at_step, anchor, step)}")
         text = here.code(at_clear.line.body[0])
         where = "" if at_clear.path == self.finding.path else f"{PurePath(at_clear.path).name} "
         line = f"{where}line {here.first_line(at_clear.line)}"
         unsafe = self._unsafe_edit_of(at_clear, loop) or self._unsafe_edit_of(at_step, loop)
+        after = self._anchor_text(at_step, anchor, step)
+        gated = self._gated_clear(clear, at_clear, step, at_step)
+        if (gated is None and at_clear.called and clear.subject != step.subject
+                and any(isinstance(f, cst.With) and accumulates(f) for f in at_step.frames)):
+            raise _Declined(f"inside `accumulate()` only the prepared optimizer's `zero_grad()` waits for the real "
+                            f"step, and `{text}` ({line}) clears otherwise: moved, it would still clear every batch")
+        if gated is not None:
+            subject = step.subject
+            return Operation(self.finding, Placement(anchor, gated, at_clear.line),
+                             f"Replace `{text}` ({line}) with `{here.code(gated.body[0])}`, right after {after}",
+                             f"`{subject}.zero_grad()` waits for the real step inside `accumulate()` and clears the "
+                             f"optimizer's parameters, where `{clear.subject}.zero_grad()` cleared all of them at once",
+                             self._other(at_step.path))
+        if here.next_in_block(anchor) is at_clear.line:
+            raise _Declined(f"the clear {self._call(clear)} already follows {after}")
         return Operation(self.finding, Placement(anchor, moving(at_clear.line), at_clear.line),
-                         f"Move `{text}` ({line}) to right after {self._anchor_text(at_step, anchor, step)}",
-                         unsafe, self._other(at_step.path))
+                         f"Move `{text}` ({line}) to right after {after}", unsafe, self._other(at_step.path))
+
+    def _gated_clear(self, clear: Related, at_clear: _Spot, step: Related,
+                     at_step: _Spot) -> cst.SimpleStatementLine | None:
+        """Inside `with accelerator.accumulate(model):`, the prepared optimizer's `zero_grad()`
+        runs only when the step really steps; a module's does not. A `model.zero_grad(...)` there
+        is replaced by the optimizer's (its arguments kept), as the clear that waits for the step."""
+        if not any(isinstance(frame, cst.With) and accumulates(frame) for frame in at_step.frames):
+            return None
+        call = call_of(at_clear.line)
+        if (call is None or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "zero_grad"
+                or not step.subject or clear.subject == step.subject or at_clear.called
+                or at_clear.here.first_line(at_clear.line) != at_clear.here.last_line(at_clear.line)):
+            return None
+        optimizer = cst.parse_expression(self._optimizer(step))
+        statement = cst.Expr(call.with_changes(func=call.func.with_changes(value=optimizer)))
+        return moving(at_clear.line).with_changes(body=[statement])
 
     def _same_frames(self, at_clear: _Spot, at_step: _Spot) -> None:
         differing = [f for f in at_clear.frames if f not in at_step.frames]
@@ -247,9 +274,10 @@ class _Planner:
             raise _Declined(f"the finding names several calls as its {role}: where the clear goes is a judgement")
         return found[0]
 
-    def _spot(self, call: Related, loop: Loop) -> _Spot:
+    def _spot(self, call: Related, loop: Loop, outside: bool = False) -> _Spot:
         """Where a call's statement is: in the loop's body, or in a function of the project (in
-        this file or another), with the loops and `with` blocks around it there."""
+        this file or another), with the loops and `with` blocks around it there; `outside`: or
+        anywhere else in the loop's file (no frames then)."""
         role = call.role
         here = self.here if call.path == self.finding.path else self.other_file(call.path)
         if here is None:
@@ -266,6 +294,8 @@ class _Planner:
         place = here.enclosure(line, loop) if here is self.here else Elsewhere(helper)
         if isinstance(place, Inside):
             return _Spot(line, self._kept(place.frames), here, call.path, None)
+        if outside and here is self.here and place.function is None:
+            return _Spot(line, (), here, call.path, None)
         if helper is None or place.function is not helper:
             raise _Declined(f"the {role} is {self._where_elsewhere(call) if here is not self.here else self._where(place, call)}")
         around = here.enclosure(line, helper)
@@ -338,25 +368,6 @@ class _Planner:
     def _position(self, call: Related) -> str:
         where = "" if call.path == self.finding.path else f"{PurePath(call.path).name} "
         return f"{where}line {call.line}"
-
-
-def _without_conflicts(planned: list[Operation | Declined], here: Located) -> list[Operation | Declined]:
-    """Decline fixes that want the same statement in two places, or move what another follows."""
-    operations = [p for p in planned if isinstance(p, Operation)]
-    reasons: dict[int, str] = {}
-    for index, operation in enumerate(operations):
-        for other in operations[index + 1:]:
-            one, two = operation.placement, other.placement
-            if one.moved is not None and one.moved is two.moved and one.anchor is not two.anchor:
-                reason = (f"the clear at line {here.first_line(one.moved)} would have to follow two steps (lines "
-                          f"{here.first_line(one.anchor)} and {here.first_line(two.anchor)}): a judgement")
-            elif one.anchor is two.moved or two.anchor is one.moved:
-                reason = "one fix would move the statement another fix puts a clear after: a judgement"
-            else:
-                continue
-            reasons.setdefault(id(operation), reason)
-            reasons.setdefault(id(other), reason)
-    return [Declined(p.finding, reasons[id(p)]) if id(p) in reasons else p for p in planned]
 
 
 def _place(call: Related) -> tuple[str, int, int]:

@@ -93,3 +93,9 @@ def enclosing_function(located: Located, node: cst.CSTNode) -> cst.FunctionDef |
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
         parent = located.parent(parent)
     return parent
+
+
+def accumulates(frame: cst.With) -> bool:
+    """`with accelerator.accumulate(model):`: a block in which a prepared optimizer steps and clears
+    only on the micro-batch that ends a window."""
+    return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "accumulate" for item in frame.items)
