@@ -91,19 +91,36 @@ class Located:
     def last_line(self, node: cst.CSTNode) -> int:
         return self.position(node).end.line
 
+    def end_line(self, statement: cst.BaseStatement) -> int:
+        """The last line of a statement's text: a compound one's ends with its blocks' footers
+        (the comment lines closing its body), which its position leaves out."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            return self.last_line(statement)
+        return self.first_line(statement) + self.code(statement.with_changes(leading_lines=())).count("\n") - 1
+
+    def header_line(self, block: cst.IndentedBlock) -> int:
+        """The last line of the header a block follows (`def f(...):`), the line before its text."""
+        first = block.body[0]
+        return self.first_line(first) - len(first.leading_lines) - 1
+
     @cached_property
-    def _statement_lines(self) -> dict[int, cst.SimpleStatementLine]:
-        return {r.start.line: n for n, r in self._positions.items() if isinstance(n, cst.SimpleStatementLine)}
+    def _statements(self) -> dict[int, cst.BaseStatement]:
+        starting: dict[int, cst.BaseStatement] = {}
+        for node, where in self._positions.items():
+            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                starting.setdefault(where.start.line, node)
+        return starting
 
-    def statement_starting_on(self, line: int) -> cst.SimpleStatementLine | None:
-        return self._statement_lines.get(line)
+    def statement_starting_on(self, line: int) -> cst.BaseStatement | None:
+        """The statement (simple or compound) whose text, after its leading lines, starts on `line`."""
+        return self._statements.get(line)
 
-    def block_of(self, statement: cst.SimpleStatementLine) -> cst.IndentedBlock | None:
+    def block_of(self, statement: cst.BaseStatement) -> cst.IndentedBlock | None:
         """The indented block the statement is one of, or None at the top of the module."""
         parent = self.parent(statement)
         return parent if isinstance(parent, cst.IndentedBlock) else None
 
-    def next_in_block(self, statement: cst.SimpleStatementLine) -> cst.BaseStatement | None:
+    def next_in_block(self, statement: cst.BaseStatement) -> cst.BaseStatement | None:
         block = self.block_of(statement)
         if block is None:
             return None

@@ -1,10 +1,13 @@
 """Put statements right after others, and take statements out of their blocks, through LibCST.
 
-Nothing else in the module is touched: LibCST keeps every byte of what it does not rebuild
+A statement goes right after another (simple or compound: after a loop, after its whole body),
+or first in a block (a function's body); a moved statement may be compound (a whole clearing
+loop). Nothing else in the module is touched: LibCST keeps every byte of what it does not rebuild
 (formatting, comments, quotes, line endings, encoding), and a statement dropped into another
-block takes that block's indentation. A moved statement carries the comment lines directly
-above it and its own trailing comment; the blank lines above those stay where they were (given
-to the statement that now comes first there, or to the block's footer).
+block takes that block's indentation (a compound one keeps its body's indentation relative to
+it). A moved statement carries the comment lines directly above it and its own trailing comment
+(a compound one, the comment lines closing its body too); the blank lines above those stay where
+they were (given to the statement that now comes first there, or to the block's footer).
 
 Line bookkeeping (`Shift`) follows where each original line ends up, so findings of the fixed
 source can be matched with those of the original.
@@ -24,11 +27,12 @@ from zerograd_lint.lines import lines_of
 
 @dataclass(frozen=True)
 class Placement:
-    """`statement` goes right after `anchor`; `moved` (if any) is where it comes from."""
+    """`statement` goes right after `anchor`, or first in it when `anchor` is a block; `moved`
+    (if any) is where it comes from."""
 
-    anchor: cst.SimpleStatementLine
-    statement: cst.SimpleStatementLine
-    moved: cst.SimpleStatementLine | None = None
+    anchor: cst.BaseStatement | cst.IndentedBlock
+    statement: cst.BaseStatement
+    moved: cst.BaseStatement | None = None
 
     def same_as(self, other: Placement) -> bool:
         if self.anchor is not other.anchor:
@@ -47,7 +51,7 @@ def distinct(placements: Iterable[Placement]) -> list[Placement]:
     return kept
 
 
-def carried_lines(statement: cst.SimpleStatementLine) -> tuple[cst.EmptyLine, ...]:
+def carried_lines(statement: cst.BaseStatement) -> tuple[cst.EmptyLine, ...]:
     """The comment lines directly above a statement: they move with it."""
     lines = list(statement.leading_lines)
     start = len(lines)
@@ -56,12 +60,12 @@ def carried_lines(statement: cst.SimpleStatementLine) -> tuple[cst.EmptyLine, ..
     return tuple(lines[start:])
 
 
-def left_behind(statement: cst.SimpleStatementLine) -> tuple[cst.EmptyLine, ...]:
+def left_behind(statement: cst.BaseStatement) -> tuple[cst.EmptyLine, ...]:
     """The lines above a statement that stay where they are when it moves."""
     return tuple(statement.leading_lines[: len(statement.leading_lines) - len(carried_lines(statement))])
 
 
-def moving(statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+def moving(statement: cst.BaseStatement) -> cst.BaseStatement:
     """The statement as it reads in its new place."""
     return statement.with_changes(leading_lines=carried_lines(statement))
 
@@ -93,15 +97,16 @@ class _Placing(cst.CSTTransformer):
     def __init__(self, removed: frozenset[cst.CSTNode], after: Mapping[cst.CSTNode, Sequence[cst.BaseStatement]]):
         super().__init__()
         self.removed = removed
-        self.after = after
+        self.after = after  # a statement: what follows it; a block: what comes first in it
 
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        if not any(s in self.removed or s in self.after for s in original_node.body):
+        first = self.after.get(original_node, ())
+        if not first and not any(s in self.removed or s in self.after for s in original_node.body):
             return updated_node
         body, left = rebuild(original_node.body, updated_node.body, self.removed, self.after)
-        return updated_node.with_changes(body=body, footer=[*left, *updated_node.footer])
+        return updated_node.with_changes(body=[*first, *body], footer=[*left, *updated_node.footer])
 
 
 def place(module: cst.Module, placements: Sequence[Placement]) -> cst.Module:
@@ -113,7 +118,7 @@ def place(module: cst.Module, placements: Sequence[Placement]) -> cst.Module:
     return module.visit(_Placing(removed, after))
 
 
-def without(module: cst.Module, statements: Iterable[cst.SimpleStatementLine]) -> cst.Module:
+def without(module: cst.Module, statements: Iterable[cst.BaseStatement]) -> cst.Module:
     """The module with these statements (nodes of it) taken out, as a move takes them out."""
     return module.visit(_Placing(frozenset(statements), {}))
 

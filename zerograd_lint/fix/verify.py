@@ -28,12 +28,13 @@ def shift_of(placements: Sequence[Placement], here: Located) -> Shift:
     insertions: list[tuple[int, int]] = []
     moves: list[tuple[int, int, int]] = []
     for index, placement in enumerate(placements):
-        after = here.last_line(placement.anchor)
+        anchor = placement.anchor
+        after = here.header_line(anchor) if isinstance(anchor, cst.IndentedBlock) else here.end_line(anchor)
         if placement.moved is None:
             insertions.append((after, here.code(placement.statement).count("\n") or 1))
             continue
         first = here.first_line(placement.moved) - len(carried_lines(placement.moved))
-        last = here.last_line(placement.moved)
+        last = here.end_line(placement.moved)
         insertions.append((after, last - first + 1))
         moves.append((first, last, index))
     return Shift(tuple(insertions), tuple(moves))
