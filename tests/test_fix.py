@@ -181,14 +181,16 @@ DECLINED = {
         HEADER + "for epoch in range(2):\n    for x in []:\n        optimizer.zero_grad()\n"
                  "        model(x).sum().backward()\n    optimizer.step()\n",
         "the step is `optimizer.step()` (line 8), outside the loop at line 5"),
-    "update by hand": (
+    "update by hand whose gradient is read again": (
         "import torch\nw = torch.zeros(3, requires_grad=True)\nfor x in []:\n    (w * x).sum().backward()\n"
-        "    with torch.no_grad():\n        w -= 0.1 * w.grad\n",
-        "is an update by hand"),
-    "closure": (
-        HEADER + "def closure():\n    loss = model(torch.ones(3)).sum()\n    loss.backward()\n    return loss\n"
-                 "for _ in range(3):\n    optimizer.step(closure)\n",
-        "evaluates a closure"),
+        "    with torch.no_grad():\n        w -= 0.1 * w.grad\n    print(w.grad)\n",
+        "`w.grad` is read again at line 7: cleared right after the update, it would be None there"),
+    "closure that cannot name the optimizer": (
+        "import torch\nmodel = torch.nn.Linear(3, 1)\n"
+        "def closure():\n    loss = model(torch.ones(3)).sum()\n    loss.backward()\n    return loss\n"
+        "def main():\n    optimizer = torch.optim.LBFGS(model.parameters())\n    for _ in range(3):\n"
+        "        optimizer.step(closure)\n",
+        "`optimizer` is not the same variable in `closure()` as at the step"),
     "optimizer reached through a call": (
         HEADER + "optimizers = [optimizer]\nfor x in []:\n    model(x).sum().backward()\n"
                  "    optimizers[len(optimizers) - 1].step()\n",
@@ -206,9 +208,9 @@ DECLINED = {
     "step in a compound statement's header": (
         HEADER + "for x in []:\n    model(x).sum().backward()\n    if optimizer.step() is None:\n        pass\n",
         "is in the header of a compound statement"),
-    "clear over the parameters": (
+    "clear in a loop over the parameters that does more": (
         HEADER + "for x in []:\n    model(x).sum().backward()\n    for p in model.parameters():\n"
-                 "        p.grad = None\n    optimizer.step()\n",
+                 "        p.grad = None\n        p.requires_grad_(True)\n    optimizer.step()\n",
         "the clear is inside the loop at line 6 and the step is not"),
     "clear alone in its block": (
         HEADER + "for i, x in enumerate([]):\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"

@@ -32,18 +32,12 @@ RUNNABLE_SNAPSHOTS = [p for p in SNAPSHOTS if not STATIC_ONLY.search(p.read_text
 
 # fixture -> what the fixer says when it leaves it as it is
 DECLINED = {
-    "ZG001/closure_partial_without_clear.py": "evaluates a closure",
-    "ZG001/closure_without_clear.py": "evaluates a closure",
-    "ZG001/manual_data_sub_no_clear.py": "is an update by hand",
-    "ZG001/manual_sgd_no_clear.py": "is an update by hand",
-    "ZG001/manual_tensor_update.py": "is an update by hand",
+    "ZG001/closure_cannot_see_the_optimizer.py": "`optimizer` is not the same variable in `closure()`",
+    "ZG001/manual_update_grad_logged_after.py": "`w.grad` is read again at line 15",
     "ZG001/two_phases_share_an_optimizer.py": "judgement",
-    "ZG002/grad_none_by_hand_between.py": "the clear is inside the loop at line 12 and the step is not",
-    "ZG002/manual_update_after_model_zero_grad.py": "the step is inside the loop at line 13 and the clear is not",
     "ZG003/flush_counted_from_one_off_by_one.py": "the step is inside the loop at line 14 and the clear is not",
     "ZG003/flush_on_a_count_that_is_not_the_loop_length.py": "the step is inside the loop at line 14 and the clear is not",
     "ZG003/one_batch_windows_named_flags.py": "the clear is in `train()` (line 42), where `self.optimizer` may not be",
-    "ZG003/grad_none_by_hand_every_iteration.py": "the clear is inside the loop at line 11 and the step is not",
     "ZG003/micro_loop_clears_each_micro_batch.py": "outside the loop at line 11",
     "ZG003/per_epoch_clear_drops_tail.py": "the step is inside the loop at line 12 and the clear is not",
 }

@@ -5,8 +5,11 @@ gradients. So each fix puts a clear right after the step's statement (after the
 `scaler.update()` that directly follows a `scaler.step(opt)`), in the same block:
 
 - ZG001 inserts `<optimizer>.zero_grad()`, naming the optimizer as the step does
-  (`self.optimizer`, `opt_d`, the `opt` of a `for opt in optimizers:` loop);
-- ZG002 and ZG003 move the clear the finding names there.
+  (`self.optimizer`, `opt_d`, the `opt` of a `for opt in optimizers:` loop); after an update by
+  hand, the clear of the tensor it reads (`by_hand`); for a step that evaluates a closure, the
+  clear goes first in the closure instead (`closures`);
+- ZG002 and ZG003 move the clear the finding names there (a loop that only clears by hand moves
+  whole, and a clear goes after a loop that only updates by hand, not into it).
 
 The step or the clear may be in a function of the project the loop calls (`helpers`), in this
 file or another: the edit is made there. It is safe when the loop is that function's one caller;
@@ -23,12 +26,14 @@ elsewhere. Anything else is declined with the reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 import libcst as cst
 
 from zerograd_lint.findings import Finding, Related
+from zerograd_lint.fix import by_hand, closures
+from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, imported_as, locals_of, only_does,
                                        span)
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
@@ -75,7 +80,7 @@ def placements(
     for finding in findings:
         try:
             planned.append(_Planner(finding, here, vocabulary, other_file, project).operation())
-        except _Declined as declined:
+        except (_Declined, Unplanned) as declined:
             planned.append(Declined(finding, str(declined)))
     return without_conflicts(planned, here)
 
@@ -109,13 +114,17 @@ class _Planner:
     def _insert_clear(self, step: Related, at_step: _Spot, anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
         """A clear after the step, and after the earlier step whose gradients it applies again
         (another loop's: the first window of an accumulation after a phase that steps alone)."""
+        if not step.subject:
+            clear = by_hand.clear_after_update(at_step.here, at_step.line, at_step.helper or loop)
+            title = f"Insert `{at_step.here.code(clear.body[0])}` after {self._anchor_text(at_step, anchor, step)}"
+            return Operation(self.finding, Placement(anchor, clear), title, self._unsafe_edit_of(at_step, loop),
+                             self._other(at_step.path))
         subject = self._optimizer(step)
         call = self._call_starting_at(at_step, step)
         if call is not None and closure(call, subject, at_step.here):
-            raise _Declined(
-                f"{self._call(step)} evaluates a closure: whether its backward passes need a clear inside "
-                "the closure is a judgement the fix does not make"
-            )
+            placement, title, used = closures.clear_inside(at_step.here, call, subject)
+            return Operation(self.finding, placement, title, used or self._unsafe_edit_of(at_step, loop),
+                             self._other(at_step.path))
         earlier = [r for r in self._related("earlier step") if _place(r) != _place(step)]
         spots = [(at_step, anchor, step)]
         if earlier:
@@ -153,15 +162,22 @@ class _Planner:
                          unsafe, self._other(spot.path), tuple(p for p, _, _ in more))
 
     def _move_clear(self, clear: Related, at_clear: _Spot, step: Related, at_step: _Spot,
-                    anchor: cst.SimpleStatementLine, loop: Loop) -> Operation:
+                    anchor: cst.BaseStatement, loop: Loop) -> Operation:
         here = at_clear.here
         if at_clear.path != at_step.path:
             raise _Declined(f"the clear is {self._where_elsewhere(clear)} and the step is not in that file")
         if not at_clear.called and not is_the_whole_statement(at_clear.line.body[0], clear, here):
             raise _Declined(f"the clear {self._call(clear)} is part of a larger statement")
+        moved: cst.BaseStatement = at_clear.line
         if at_clear.helper is at_step.helper:
+            # A loop that only clears by hand moves whole; one that only updates by hand is followed whole.
+            moved, frames = by_hand.whole_clearing_loop(here, at_clear.line, at_clear.frames, at_step.frames)
+            at_clear = replace(at_clear, frames=frames)
+            if not step.subject:
+                anchor, frames = by_hand.whole_update_loop(here, anchor, at_step.frames, at_clear.frames)
+                at_step = replace(at_step, frames=frames)
             self._same_frames(at_clear, at_step)
-        block = here.block_of(at_clear.line)
+        block = here.block_of(moved)
         if block is None or len(block.body) == 1:
             raise _Declined(f"the clear {self._call(clear)} is the only statement of its block, which moving it "
                             "would empty")
@@ -182,10 +198,11 @@ class _Planner:
                              f"`{subject}.zero_grad()` waits for the real step inside `accumulate()` and clears the "
                              f"optimizer's parameters, where `{clear.subject}.zero_grad()` cleared all of them at once",
                              self._other(at_step.path))
-        if here.next_in_block(anchor) is at_clear.line:
+        if here.next_in_block(anchor) is moved:
             raise _Declined(f"the clear {self._call(clear)} already follows {after}")
-        return Operation(self.finding, Placement(anchor, moving(at_clear.line), at_clear.line),
-                         f"Move `{text}` ({line}) to right after {after}", unsafe, self._other(at_step.path))
+        return Operation(self.finding, Placement(anchor, moving(moved), moved),
+                         f"Move {by_hand.described(here, moved, where)} to right after {after}", unsafe,
+                         self._other(at_step.path))
 
     def _gated_clear(self, clear: Related, at_clear: _Spot, step: Related,
                      at_step: _Spot) -> cst.SimpleStatementLine | None:
@@ -320,11 +337,6 @@ class _Planner:
 
     def _optimizer(self, step: Related) -> str:
         subject = step.subject
-        if not subject:
-            raise _Declined(
-                f"{self._call(step)} is an update by hand: there is no optimizer whose `zero_grad()` the fix "
-                "could call; clear the gradients it reads (`p.grad = None`) after it"
-            )
         try:
             expression = cst.parse_expression(subject)
         except cst.ParserSyntaxError:
@@ -351,11 +363,11 @@ class _Planner:
         same_receiver = here.code(step.func.value) == here.code(update.func.value)
         return following if same_receiver and isinstance(following, cst.SimpleStatementLine) else step_line
 
-    def _anchor_text(self, at_step: _Spot, anchor: cst.SimpleStatementLine, step: Related) -> str:
+    def _anchor_text(self, at_step: _Spot, anchor: cst.BaseStatement, step: Related) -> str:
         if at_step.here.first_line(anchor) == step.line:
             return self._call(step)
         where = "" if at_step.path == self.finding.path else f"{PurePath(at_step.path).name} "
-        return f"`{at_step.here.code(anchor.body[0])}` ({where}line {at_step.here.first_line(anchor)})"
+        return by_hand.described(at_step.here, anchor, where)
 
     @staticmethod
     def _call_starting_at(at_step: _Spot, call: Related) -> cst.Call | None:
