@@ -16,6 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from zerograd_lint.fix.located import Frame, Located, Loop
+from zerograd_lint.fix.shapes import EFFECTS, descendants
 
 
 class Unplanned(Exception):
@@ -24,7 +25,6 @@ class Unplanned(Exception):
 
 _GRAD = m.Attribute(attr=m.Name("grad"))
 _CLEARING_METHODS = frozenset({"zero_", "detach_", "requires_grad_"})
-_EFFECTS = m.Call() | m.Await() | m.Yield() | m.NamedExpr() | m.Lambda()
 _ZEROES = m.Call(func=m.Attribute(attr=m.Name("zero_"), value=_GRAD | m.Attribute(attr=m.Name("data"), value=_GRAD)))
 _BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")) | m.Name("backward"))
 
@@ -41,7 +41,7 @@ def clear_after_update(here: Located, update: cst.SimpleStatementLine, loop: Loo
         raise Unplanned(f"the update by hand reads the gradients of several tensors ({names}): which of them "
                         "to clear is a judgement the fix does not make")
     [tensor] = tensors
-    if any(m.findall(node.value, _EFFECTS) for node in reads):
+    if any(isinstance(n, EFFECTS) for node in reads for n in descendants(node.value)):
         raise Unplanned(f"the updated tensor is reached through a call (`{tensor}`), which the fix does not repeat")
     zeroes = bool(m.findall(here.module, _ZEROES))
     text = f"{tensor}.grad.zero_()" if zeroes else f"{tensor}.grad = None"
@@ -109,7 +109,7 @@ def _only_clears(here: Located, statement: cst.BaseStatement, name: str) -> bool
     if isinstance(statement, cst.SimpleStatementLine):
         return all(_clears(here, small, name) for small in statement.body)
     if isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock):
-        return not m.findall(statement.test, _EFFECTS) and all(
+        return not any(isinstance(n, EFFECTS) for n in descendants(statement.test)) and all(
             _only_clears(here, s, name) for s in statement.body.body)
     return False
 

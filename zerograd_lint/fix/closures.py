@@ -21,6 +21,7 @@ from libcst.metadata import Assignment, MetadataWrapper, Scope, ScopeProvider
 from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.located import Located
 from zerograd_lint.fix.rewrite import Placement
+from zerograd_lint.fix.shapes import root_name
 
 
 def clear_inside(here: Located, step: cst.Call, subject: str) -> tuple[Placement, str, str]:
@@ -32,14 +33,15 @@ def clear_inside(here: Located, step: cst.Call, subject: str) -> tuple[Placement
                         "closure is a judgement the fix does not make")
     scopes = _scopes(here)
     closure, used = _closure_of(here, scopes, given[0].value, subject)
-    root = _root(subject)
+    root = root_name(subject)
     at_step = scopes.get(step)
     inside = scopes.get(closure.body.body[0]) if isinstance(closure.body, cst.IndentedBlock) else None
     if not isinstance(closure.body, cst.IndentedBlock) or closure.asynchronous is not None:
         raise Unplanned(f"`{closure.name.value}()` has no block of statements to put a clear first in")
-    if inside is None or at_step is None or not _same_binding(at_step, inside, root):
-        raise Unplanned(f"`{root}` is not the same variable in `{closure.name.value}()` as at the step: inside "
-                        "the closure the clear would have to name something else, a judgement the fix does not make")
+    if not root or inside is None or at_step is None or not _same_binding(at_step, inside, root):
+        raise Unplanned(f"`{root or subject}` is not the same variable in `{closure.name.value}()` as at the step: "
+                        "inside the closure the clear would have to name something else, a judgement the fix does not "
+                        "make")
     clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=here.module.config_for_parsing)
     body = closure.body.body
     docstring = _is_docstring(body[0])
@@ -117,14 +119,6 @@ def _returns(function: cst.FunctionDef) -> list[cst.Return]:
 
     function.visit(Returns())
     return [r for r in found if r.value is not None]
-
-
-def _root(subject: str) -> str:
-    """`self` of `self.optimizer`, `optimizers` of `optimizers[0]`."""
-    expression = cst.parse_expression(subject)
-    while isinstance(expression, (cst.Attribute, cst.Subscript)):
-        expression = expression.value
-    return expression.value if isinstance(expression, cst.Name) else subject
 
 
 def _same_binding(at_step: Scope, inside: Scope, name: str) -> bool:
