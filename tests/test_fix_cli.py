@@ -212,6 +212,18 @@ class TestStandardInput:
         assert result.stdout.startswith("--- a/src/train.py\n+++ b/src/train.py\n@@ -5,3 +5,4 @@\n")
 
 
+def test_the_readme_shows_an_unsafe_fix_held_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start = readme.index("$ zerograd-lint --fix train.py\n")
+    shown = readme[start:readme.index("```", start)].split("\n", 1)[1]
+    (tmp_path / "train.py").write_bytes((root / "tests/fixtures/fixes/helper_called_from_two_loops.py").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = run("--fix", "train.py")
+    assert result.stdout + result.stderr == shown
+    assert run("--fix", "--unsafe-fixes", "train.py").exit_code == 0
+
+
 def test_the_readme_shows_what_diff_prints(monkeypatch: pytest.MonkeyPatch) -> None:
     root = Path(__file__).parent.parent
     readme = (root / "README.md").read_text(encoding="utf-8")
