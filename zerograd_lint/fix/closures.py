@@ -15,13 +15,12 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import Assignment, MetadataWrapper, Scope, ScopeProvider
 
 from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.located import Located
 from zerograd_lint.fix.rewrite import Placement
-from zerograd_lint.fix.shapes import root_name
+from zerograd_lint.fix.shapes import is_docstring, root_name
 
 
 def clear_inside(here: Located, step: cst.Call, subject: str) -> tuple[Placement, str, str]:
@@ -44,7 +43,7 @@ def clear_inside(here: Located, step: cst.Call, subject: str) -> tuple[Placement
                         "make")
     clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=here.module.config_for_parsing)
     body = closure.body.body
-    docstring = _is_docstring(body[0])
+    docstring = is_docstring(body[0])
     anchor: cst.BaseStatement | cst.IndentedBlock = body[0] if docstring else closure.body
     title = (f"Insert `{subject}.zero_grad()` first in `{closure.name.value}()` (line {here.first_line(closure)}), "
              f"which `{here.code(step)}` evaluates")
@@ -125,7 +124,3 @@ def _same_binding(at_step: Scope, inside: Scope, name: str) -> bool:
     """`name` refers to the same variable in both scopes (a global, or a variable the closure sees)."""
     here_, there = {a.scope for a in at_step[name]}, {a.scope for a in inside[name]}
     return bool(here_) and here_ == there
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return m.matches(statement, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from zerograd_lint.fix.located import Located, Loop
-from zerograd_lint.fix.shapes import descendants
+from zerograd_lint.fix.shapes import descendants, is_docstring
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def imported_as(here: Located, name: str) -> frozenset[str]:
 def only_does(function: cst.FunctionDef, statement: cst.BaseStatement, here: Located) -> bool:
     """The function's body, apart from a docstring, is the one statement that holds `statement`."""
     body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    if body and _is_docstring(body[0]):
+    if body and is_docstring(body[0]):
         body = body[1:]
     if len(body) != 1:
         return False
@@ -146,11 +146,6 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
     listed = [*params.posonly_params, *params.params, *params.kwonly_params]
     listed += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
     return listed
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _call_in(statement: cst.BaseSmallStatement) -> cst.Call | None:

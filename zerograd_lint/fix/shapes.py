@@ -99,3 +99,9 @@ def accumulates(frame: cst.With) -> bool:
     """`with accelerator.accumulate(model):`: a block in which a prepared optimizer steps and clears
     only on the micro-batch that ends a window."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "accumulate" for item in frame.items)
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    """A string on a line of its own (what Python takes as a docstring when it comes first)."""
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
