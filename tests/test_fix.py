@@ -118,19 +118,37 @@ def test_each_fix_carries_edits_that_make_it(pair: tuple[Path, Path]) -> None:
 
 
 @pytest.mark.parametrize("path", SINGLE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_a_second_fix_changes_nothing(path: Path) -> None:
-    once = fixed(path.read_bytes(), str(path))
-    again, fixes = fix_source(once, str(path))
+@pytest.mark.parametrize("unsafe", [False, True], ids=["fix", "unsafe-fixes"])
+def test_a_second_fix_changes_nothing(path: Path, unsafe: bool) -> None:
+    once, _ = fix_source(path.read_bytes(), str(path), unsafe=unsafe)
+    again, fixes = fix_source(once, str(path), unsafe=unsafe)
     assert again == once and fixes.fixed == [] and fixes.changed == {}
 
 
+QUIET = [p for p in SINGLE_FILES if p.parent.name == "quiet"]
+
+
+@pytest.mark.parametrize("path", QUIET, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_correct_code_is_never_touched(path: Path) -> None:
+    source = path.read_bytes()
+    out, fixes = fix_source(source, str(path), unsafe=True)
+    assert out == source and fixes.fixed == [] and fixes.declined == []
+
+
+def test_there_are_quiet_fixtures_to_leave_alone() -> None:
+    assert len(QUIET) >= 80
+
+
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
-def test_a_second_fix_of_a_project_changes_nothing(project: Path) -> None:
+@pytest.mark.parametrize("unsafe", [False, True], ids=["fix", "unsafe-fixes"])
+def test_a_second_fix_of_a_project_changes_nothing(project: Path, unsafe: bool) -> None:
     sources: dict[str, str | bytes] = {str(f): f.read_bytes() for f in sorted(project.rglob("*.py"))}
-    first = fix_project(sources, check_project(sources), check_project)
+    first = fix_project(sources, check_project(sources), check_project, unsafe=unsafe)
     once = {**sources, **{path: new for path, (_, new) in first.changed.items()}}
-    second = fix_project(once, check_project(once), check_project)
+    second = fix_project(once, check_project(once), check_project, unsafe=unsafe)
     assert second.changed == {} and second.fixed == []
+    if project.name.startswith("quiet_"):  # correct code is never touched
+        assert first.changed == {} and first.fixed == [] and first.declined == []
 
 
 def test_a_project_fix_edits_the_step_in_another_file() -> None:
