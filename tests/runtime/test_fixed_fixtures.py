@@ -92,7 +92,7 @@ def test_most_runnable_fixtures_are_fixed() -> None:
     declined = [p for p in RUNNABLE if name(p) in DECLINED]
     assert set(DECLINED) <= {name(p) for p in RUNNABLE}
     print(f"\n{len(RUNNABLE) - len(declined)} runnable ZG001-ZG003 fixtures fixed, {len(declined)} declined")
-    # Was twice as many fixed as declined; the real-code shapes of issue 17 (a project method named
-    # `step`, two phases sharing an optimizer, a flush on the wrong count) are declines that issue
-    # 20 (helpers, several steps) takes on: at least three fixed for every two declined meanwhile.
-    assert 2 * (len(RUNNABLE) - len(declined)) >= 3 * len(declined)
+    # Fixes in helpers, updates by hand, closures, clearing loops and an earlier loop's step (issue
+    # 20) left the declines to judgements (a partial last window to flush or carry, a closure that
+    # cannot name the optimizer): nine in ten fixed, unsafe fixes included, at the least.
+    assert len(RUNNABLE) - len(declined) >= 9 * len(declined)
