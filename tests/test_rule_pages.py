@@ -64,10 +64,7 @@ def test_page_says_what_users_ask(code: str) -> None:
     parts = sections(page(code))
     assert "# zerograd: accumulate" in parts["Known problems"] and "accumulation" in parts["Known problems"]
     assert "unsafe" in parts["Fix safety"]
-    if code == "ZG100":
-        assert "no automatic fix" in parts["Fix safety"]
-    else:
-        assert "`--fix`" in parts["Fix safety"] and "`--diff`" in parts["Fix safety"]
+    assert "`--fix`" in parts["Fix safety"] and "`--diff`" in parts["Fix safety"]
     for key in ("select", "ignore", "per-file-ignores", "vocabulary"):
         assert f"`{key}`" in parts["Options"]
     assert re.search(r"\]\(https://", parts["References"])
@@ -110,7 +107,7 @@ def test_rule_all_as_json_gives_every_rules_facts() -> None:
     assert [f["code"] for f in facts] == list(RULES)
     assert all(f["name"] == RULES[f["code"]].name and f["explanation"] == page(f["code"]) for f in facts)
     assert {f["code"]: f["fix_availability"] for f in facts} == {"ZG001": "Sometimes", "ZG002": "Sometimes",
-                                                                   "ZG003": "Sometimes", "ZG100": "None"}
+                                                                   "ZG003": "Sometimes", "ZG100": "Always"}
     one = json.loads(CliRunner().invoke(main, ["rule", "ZG002", "--output-format", "json"]).stdout)
     assert one == facts[1]
 

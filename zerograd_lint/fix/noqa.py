@@ -38,7 +38,7 @@ def noqa_added(text: str, codes: Mapping[int, Set[str]]) -> tuple[str, int] | No
         if edited != line:
             lines[number - 1], changed = edited, changed + 1
     new = "".join(lines)
-    if changed and not _same_program(text, new):
+    if changed and not same_program(text, new):
         return None
     return new, changed
 
@@ -57,7 +57,7 @@ def _added(line: str, noqa: Marker | None, wanted: Set[str]) -> str:
     return body[:at] + ", " + ", ".join(missing) + body[at:] + ending
 
 
-def _same_program(old: str, new: str) -> bool:
+def same_program(old: str, new: str) -> bool:
     try:
         return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

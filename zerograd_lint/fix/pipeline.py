@@ -6,7 +6,8 @@ again, in one call, with the fixed texts. A fix is kept only if its finding is g
 appears that was not there before (an unused marker aside: a fix may make a `# noqa` unused, and
 ZG100 then says so), and a second `--fix` over the result would find nothing new to change. What
 fails is declined with the reason, and the round starts again without it: each round drops at
-least one fix or ends, so it ends.
+least one fix or ends, so it ends. Then the unused markers (ZG100) of what the rounds made are
+removed (`markers`), those the fixes left unused too.
 
 A fix is safe or unsafe (`Operation.unsafe` says why). The rounds run first with every fix; when
 unsafe fixes are not wanted and some of them held, they run again with the safe ones alone, and
@@ -25,6 +26,7 @@ from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.helpers import Project
 from zerograd_lint.fix.located import Located
+from zerograd_lint.fix.markers import UNUSED_MARKER, unused_markers_removed
 from zerograd_lint.fix.operations import Declined, Operation
 from zerograd_lint.fix.placements import placements
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
@@ -88,7 +90,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     parse = _parser(sources, not_fixed)
     project = Project(sources)
     for path, found in result.findings.items():
-        candidates = [f for f in found if wanted(f)]
+        candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
         if not candidates:
             continue
         here = parse(path)
@@ -109,7 +111,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     fixes = rounds.run(files)
     held = [f for f in fixes.fixed if f.fix is not None and f.fix.applicability == "unsafe"]
     if unsafe or not held:
-        return fixes
+        return unused_markers_removed(sources, result, fixes, check, wanted, not_fixed)
     # The fixes as they would hold all together; the safe ones again, alone.
     safe = _Rounds(sources, result, check, wanted, vocabulary, not_fixed, declined, unsafe=False)
     fixes = safe.run({path: file.safe() for path, file in files.items()})
@@ -118,7 +120,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
         why = next(op.unsafe for file in files.values() for op in file.operations if op.finding == alone)
         fixes.declined.append(Declined(alone, f"unsafe fix held back: {why}; --unsafe-fixes makes it", finding.fix))
     fixes.declined = sorted_declined(fixes.declined)
-    return fixes
+    return unused_markers_removed(sources, result, fixes, check, wanted, not_fixed)
 
 
 @dataclass

@@ -44,7 +44,7 @@ from zerograd_lint.fix.shapes import (EFFECTS, accumulates, call_of, closure, de
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
-NOT_FIXABLE = {"ZG100": "an unused marker is not removed by --fix: whether it goes is your call"}
+NOT_FIXABLE = {"ZG100": "an unused marker is an edit of a comment, not of statements: `markers` removes it"}
 
 
 class _Declined(Exception):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from zerograd_lint.rules.raw import Raw, Rule
 
-RULE = Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing", fix="None")
+RULE = Rule("ZG100", "unused-marker", "a suppression marker that suppresses nothing", fix="Always")
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _ACCUMULATE = re.compile(r"#\s*zerograd:\s*accumulate\b", re.IGNORECASE)
