@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from snippets import STALE
+from test_notebook_fix import NOTEBOOKS
 from test_fix import apply
 
 from zerograd_lint import check_source
@@ -218,3 +219,15 @@ def test_add_noqa_then_fix_do_not_fight(project: Path) -> None:
     assert run("--add-noqa", ".").stderr == "Added 0 noqa directives.\n"
     assert run("--fix", ".").exit_code == 0
     assert {p: p.read_bytes() for p in project.glob("*.py")} == settled
+
+
+def test_a_notebooks_unused_marker_is_removed_in_its_cell(project: Path) -> None:
+    original = (NOTEBOOKS / "suppression.ipynb").read_text()
+    Path("suppression.ipynb").write_text(original)
+    result = run("--fix", "suppression.ipynb")
+    assert result.exit_code == 1  # the ZG001 of the same cell is declined, and remains
+    assert "Fixed 1 finding in 1 file, 1 remaining" in result.stderr
+    assert Path("suppression.ipynb").read_text() == original.replace("data:  # noqa: ZG002  # expect", "data:  # expect")
+    fixed = Path("suppression.ipynb").read_bytes()
+    assert "Fixed 0 findings" in run("--fix", "suppression.ipynb").stderr
+    assert Path("suppression.ipynb").read_bytes() == fixed
