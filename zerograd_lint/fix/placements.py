@@ -226,11 +226,12 @@ class _Planner:
         if differing:
             inside = "clear" if differing[0] in at_clear.frames else "step"
             outside = "step" if inside == "clear" else "clear"
-            raise _Declined(
-                f"the {inside} is inside the {frame_kind(differing[0])} at line "
-                f"{at_clear.here.first_line(differing[0])} and the {outside} is not: moved, the clear would run a "
-                "different number of times, or under another context"
-            )
+            why = "moved, the clear would run a different number of times, or under another context"
+            if self.finding.code == "ZG003" and inside == "step" and isinstance(differing[0], (cst.For, cst.While)):
+                why = ("the clear drops the window that loop leaves unfinished, and whether to step on it or carry "
+                       "it over is a judgement the fix does not make")
+            raise _Declined(f"the {inside} is inside the {frame_kind(differing[0])} at line "
+                            f"{at_clear.here.first_line(differing[0])} and the {outside} is not: {why}")
 
     def _clear_out_of_helper(self, clear: Related, at_clear: _Spot, step: Related, at_step: _Spot,
                              loop: Loop) -> _Spot:
