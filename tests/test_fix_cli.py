@@ -294,3 +294,28 @@ def test_exit_non_zero_on_fix_and_show_fixes(tmp_path: Path, monkeypatch: pytest
     assert result.stderr.startswith("Fixed 1 finding:\n- stale.py:\n    1 × ZG001 (stale-gradients)\n\n")
     again = CliRunner().invoke(main, ["--no-cache", "--fix", "--exit-non-zero-on-fix", "."])
     assert again.exit_code == 0  # nothing left to fix
+
+
+# Issue 20: a fix may edit a helper in another file, but only a file the run may write.
+
+
+@pytest.mark.parametrize("stdin", [False, True], ids=["named", "stdin"])
+def test_a_helper_read_beside_the_file_checked_is_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               stdin: bool) -> None:
+    project = Path(__file__).parent / "fixtures" / "projects" / "zg001_step_in_engine"
+    for source in project.glob("*.py"):
+        shutil.copy(source, tmp_path / source.name)
+    monkeypatch.chdir(tmp_path)
+    engine = (tmp_path / "engine.py").read_bytes()
+    train = (tmp_path / "train.py").read_text()
+    if stdin:
+        result = run("--fix", "-", "--stdin-filename", "train.py", stdin=train)
+        assert result.stdout == train  # the buffer as it was: its fix is not in it
+    else:
+        result = run("--fix", "train.py")
+    assert result.exit_code == 1
+    assert ("train.py:8:1: ZG001 not fixed: the fix edits engine.py, which was only read beside the files checked: "
+            "name it (or its folder) for --fix to edit it") in result.stderr
+    assert (tmp_path / "engine.py").read_bytes() == engine and (tmp_path / "train.py").read_text() == train
+    both = run("--fix", "train.py", "engine.py")  # named, it is fixed
+    assert both.exit_code == 0 and b"optimizer.zero_grad()" in (tmp_path / "engine.py").read_bytes()

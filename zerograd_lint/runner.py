@@ -201,6 +201,9 @@ def _only(asked: set[str], result: Result) -> Result:
                    errors={p: e for p, e in result.errors.items() if p in asked})
 
 
+NOT_ASKED = "was only read beside the files checked: name it (or its folder) for --fix to edit it"
+
+
 def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, Index],
          notebook_files: dict[str, str | bytes], settings: Settings, asked: set[str]) -> tuple[Fixes, dict[str, Index]]:
     """The fixes, a notebook's as its new JSON; and where the cells of the notebooks fixed now start."""
@@ -209,7 +212,8 @@ def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, I
     from zerograd_lint.notebook.mapping import NotMapped, in_one_cell
     from zerograd_lint.notebook.writing import written_back
 
-    not_fixed: dict[str, str] = {}
+    # a file read beside those asked for is never written (a fix in a helper there is declined)
+    not_fixed = {path: NOT_ASKED for path in sources if path not in asked}
     reasons: dict[tuple[str, int, int, str], str] = {}  # why a finding was declined before its notebook was
     while True:
         fixes = fix_project(

@@ -87,13 +87,13 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     not_fixed = not_fixed or {}
     declined: list[Declined] = []
     operations: dict[str, list[Operation]] = {}  # by the file they edit
-    parse = _parser(sources, not_fixed)
+    parse = _parser(sources)
     project = Project(sources)
     for path, found in result.findings.items():
         candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
         if not candidates:
             continue
-        here = parse(path)
+        here = None if path in not_fixed else parse(path)
         if here is None:
             reason = not_fixed.get(path, "LibCST cannot parse the file")
             declined.extend(Declined(f, reason) for f in candidates)
@@ -190,15 +190,15 @@ class _Rounds:
         """Files in which a second run would plan a fix that this one did not make."""
         shift = _shifts(files)
         expected = {identity(f, shift) for f in self.given_up}
-        parse = _parser({**self.sources, **fixed_sources}, self.not_fixed)
+        parse = _parser({**self.sources, **fixed_sources})
         unstable = []
         project = Project({**self.sources, **fixed_sources})
         concerned = {op.finding.path: path for path, file in files.items() for op in file.operations}
         for path in {*files, *concerned}:
-            here = parse(path)
+            here = None if path in self.not_fixed else parse(path)
             candidates = [f for f in after.findings.get(path, []) if self.wanted(f)]
             again = placements(candidates, here, self.vocabulary, parse, project) if here is not None else []
-            if any(isinstance(p, Operation) and (self.unsafe or not p.unsafe)
+            if any(isinstance(p, Operation) and (self.unsafe or not p.unsafe) and p.edited not in self.not_fixed
                    and identity(p.finding, _unshifted) not in expected for p in again):
                 unstable.append(concerned.get(path, path) if path not in files else path)
         return unstable
@@ -246,10 +246,10 @@ def _to_blame(new: Finding, files: dict[str, _File], shift: Callable[[str], Shif
     return [(path, op) for path, file in files.items() for op in file.operations]
 
 
-def _parser(sources: Mapping[str, str | bytes], not_fixed: Mapping[str, str]) -> Callable[[str], Located | None]:
+def _parser(sources: Mapping[str, str | bytes]) -> Callable[[str], Located | None]:
     @functools.cache
     def parse(path: str) -> Located | None:
-        if path in not_fixed or path not in sources:
+        if path not in sources:
             return None
         try:
             return Located(sources[path])
