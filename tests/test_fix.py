@@ -209,6 +209,11 @@ DECLINED = {
         "def main():\n    optimizer = torch.optim.LBFGS(model.parameters())\n    for _ in range(3):\n"
         "        optimizer.step(closure)\n",
         "`optimizer` is not the same variable in `closure()` as at the step"),
+    "gradient read after the step, outside its block": (
+        HEADER + "for i, x in enumerate([]):\n    model(x).sum().backward()\n    if i % 2 == 0:\n"
+                 "        optimizer.step()\n    print(model.weight.grad)\n",
+        "a gradient is read after `optimizer.step()` (line 7), at line 8: cleared right after the step, it would be "
+        "None there"),
     "optimizer reached through a call": (
         HEADER + "optimizers = [optimizer]\nfor x in []:\n    model(x).sum().backward()\n"
                  "    optimizers[len(optimizers) - 1].step()\n",

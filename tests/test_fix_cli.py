@@ -271,8 +271,7 @@ def _two_files(folder: Path) -> None:
     from snippets import STALE
 
     (folder / "stale.py").write_text(STALE)
-    (folder / "helper.py").write_text(STALE.replace("for x, y in data:\n", "def step(x, y):\n")
-                                      .replace("import torch\n", "import torch\n", 1) + "for x, y in data:\n    step(x, y)\n")
+    (folder / "helper.py").write_text(SHARED_LINE)  # its fix is declined: the step shares its line
 
 
 def test_fix_only_fixes_and_reports_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -159,3 +159,81 @@ def _called_name(call: cst.Call) -> str:
     if isinstance(call.func, cst.Attribute):
         return call.func.attr.value
     return ""
+
+
+def call_of_statement(statement: cst.SimpleStatementLine) -> cst.Call | None:
+    """The call a statement `call_statements` found is (`train_step(x)`, `loss = step(x)`)."""
+    return _call_in(statement.body[0])
+
+
+def bound_argument(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """What the call gives the function's parameter `name`: its argument (by keyword or place), or
+    the object a method is called on for its first parameter; None when it is not a parameter, is
+    given by `*args` or `**kwargs`, or is left to its default."""
+    params = [*function.params.posonly_params, *function.params.params]
+    method = isinstance(call.func, cst.Attribute) and bool(params) and params[0].name.value in ("self", "cls")
+    if method and params[0].name.value == name:
+        assert isinstance(call.func, cst.Attribute)
+        return call.func.value
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    names = [p.name.value for p in params[1:]] if method else [p.name.value for p in params]
+    if name in names and names.index(name) < len(positional):
+        return positional[names.index(name)]
+    return None
+
+
+_GRADIENT_WORDS = re.compile(r"\bbackward\b|\.grad\b|\bstep\s*\(|\bzero_grad\b")
+
+
+def touches_gradients(code: str) -> bool:
+    """The code may read, add to, apply or clear gradients (by its words: more, never fewer)."""
+    return bool(_GRADIENT_WORDS.search(code))
+
+
+_GRAD_READ = re.compile(r"\.grad\b")
+
+
+def grad_read_after(here: Located, statement: cst.BaseStatement, container: cst.CSTNode) -> int | None:
+    """The line of the first statement after `statement` that names a `.grad`, in its block and in
+    each block around it up to `container` (a loop or a function), or None."""
+    node: cst.CSTNode = statement
+    while True:
+        block = here.parent(node)
+        if not isinstance(block, cst.IndentedBlock):
+            return None
+        body = list(block.body)
+        for later in body[body.index(node) + 1:]:
+            if _GRAD_READ.search(here.code(later)):
+                return here.first_line(later)
+        owner = here.parent(block)
+        while owner is not None and owner is not container and not isinstance(here.parent(owner), cst.IndentedBlock):
+            owner = here.parent(owner)  # from an `else:` to its `if`, from a handler to its `try`
+        if owner is None or owner is container:
+            return None
+        node = owner
+
+
+def last_grad_read(here: Located, statement: cst.BaseStatement) -> cst.BaseStatement | None:
+    """The last statement after `statement` in its block that names a `.grad` (a log of the
+    gradients just applied), when no statement between touches gradients otherwise (no backward,
+    step or clear); None when there is none."""
+    block = here.parent(statement)
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    body = list(block.body)
+    last = None
+    for later in body[body.index(statement) + 1:]:
+        code = here.code(later)
+        if _GRAD_READ.search(code):
+            last = later
+        elif touches_gradients(code):
+            return None
+    if last is not None and any(touches_gradients(_GRAD_READ.sub("", here.code(s)))
+                                for s in body[body.index(statement) + 1: body.index(last) + 1]):
+        return None
+    return last

@@ -34,12 +34,13 @@ import libcst as cst
 from zerograd_lint.findings import Finding, Related
 from zerograd_lint.fix import by_hand, closures
 from zerograd_lint.fix.by_hand import Unplanned
-from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, imported_as, locals_of, only_does,
-                                       span)
+from zerograd_lint.fix.call_sites import clear_after_the_call
+from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, grad_read_after, imported_as,
+                                       last_grad_read, locals_of, only_does, span)
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
 from zerograd_lint.fix.operations import Declined, Operation, without_conflicts
 from zerograd_lint.fix.rewrite import Placement, moving
-from zerograd_lint.fix.shapes import (EFFECTS, accumulates, call_of, closure, descendants, enclosing_function, frame_kind,
+from zerograd_lint.fix.shapes import (EFFECTS, accumulates, call_of, gated_clear, closure, descendants, enclosing_function, frame_kind,
                                       function_name, gradient_neutral, is_the_whole_statement, last_name, root_name)
 from zerograd_lint.settings import Vocabulary
 
@@ -143,17 +144,33 @@ class _Planner:
             spots.append((at_earlier, self._after_scaler_update(at_earlier), earlier[0]))
         placed = []
         for spot, after, which in spots:
+            text = self._anchor_text(spot, after, which)
+            last = last_grad_read(spot.here, after)  # a log of the gradients the step applied: the clear follows it
+            if last is not None:
+                text = (f"`{spot.here.code(last).strip().splitlines()[0]}` (line {spot.here.first_line(last)}), "
+                        f"the last read of a gradient after {text}")
+                after = last
+            read = grad_read_after(spot.here, after, spot.helper or loop)
+            if read is not None:
+                raise _Declined(f"a gradient is read after {text}, at line {read}: cleared right after the step, it "
+                                "would be None there")
             clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=spot.here.module.config_for_parsing)
             assert isinstance(clear, cst.SimpleStatementLine)
             following = spot.here.next_in_block(after)
             if not (isinstance(following, cst.SimpleStatementLine) and following.body[0].deep_equals(clear.body[0])):
-                placed.append((Placement(after, clear), self._anchor_text(spot, after, which), spot))
+                placed.append((Placement(after, clear), text, spot))
         if not placed:
             raise _Declined(f"`{subject}.zero_grad()` already follows {self._anchor_text(at_step, anchor, step)}")
         if len({spot.path for _, _, spot in placed}) > 1:
             raise _Declined(f"the clears would go in two files, after {placed[0][1]} and {placed[1][1]}")
         (first, where, spot), *more = placed
         unsafe = self._unsafe_edit_of(spot, loop)
+        if unsafe and not earlier:  # the helper has other callers: a clear after its call here, if that is the same
+            assert at_step.helper is not None
+            at_the_call = clear_after_the_call(self.here, loop, at_step.here, at_step.helper, at_step.line, anchor,
+                                               subject, same_file=at_step.path == self.finding.path)
+            if at_the_call is not None:
+                return Operation(self.finding, *at_the_call)
         if earlier:
             unsafe = unsafe or (f"the clear after {self._call(earlier[0])}, the step that applied the gradients "
                                 "first, changes what happens after that step too")
@@ -186,9 +203,11 @@ class _Planner:
         line = f"{where}line {here.first_line(at_clear.line)}"
         unsafe = self._unsafe_edit_of(at_clear, loop) or self._unsafe_edit_of(at_step, loop)
         after = self._anchor_text(at_step, anchor, step)
-        gated = self._gated_clear(clear, at_clear, step, at_step)
-        if (gated is None and at_clear.called and clear.subject != step.subject
-                and any(isinstance(f, cst.With) and accumulates(f) for f in at_step.frames)):
+        accumulating = any(isinstance(f, cst.With) and accumulates(f) for f in at_step.frames)
+        gated = None
+        if accumulating and not at_clear.called and step.subject and clear.subject != step.subject:
+            gated = gated_clear(here, at_clear.line, self._optimizer(step))
+        if gated is None and accumulating and at_clear.called and clear.subject != step.subject:
             raise _Declined(f"inside `accumulate()` only the prepared optimizer's `zero_grad()` waits for the real "
                             f"step, and `{text}` ({line}) clears otherwise: moved, it would still clear every batch")
         if gated is not None:
@@ -203,22 +222,6 @@ class _Planner:
         return Operation(self.finding, Placement(anchor, moving(moved), moved),
                          f"Move {by_hand.described(here, moved, where)} to right after {after}", unsafe,
                          self._other(at_step.path))
-
-    def _gated_clear(self, clear: Related, at_clear: _Spot, step: Related,
-                     at_step: _Spot) -> cst.SimpleStatementLine | None:
-        """Inside `with accelerator.accumulate(model):`, the prepared optimizer's `zero_grad()`
-        runs only when the step really steps; a module's does not. A `model.zero_grad(...)` there
-        is replaced by the optimizer's (its arguments kept), as the clear that waits for the step."""
-        if not any(isinstance(frame, cst.With) and accumulates(frame) for frame in at_step.frames):
-            return None
-        call = call_of(at_clear.line)
-        if (call is None or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "zero_grad"
-                or not step.subject or clear.subject == step.subject or at_clear.called
-                or at_clear.here.first_line(at_clear.line) != at_clear.here.last_line(at_clear.line)):
-            return None
-        optimizer = cst.parse_expression(self._optimizer(step))
-        statement = cst.Expr(call.with_changes(func=call.func.with_changes(value=optimizer)))
-        return moving(at_clear.line).with_changes(body=[statement])
 
     def _same_frames(self, at_clear: _Spot, at_step: _Spot) -> None:
         differing = [f for f in at_clear.frames if f not in at_step.frames]

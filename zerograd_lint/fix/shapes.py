@@ -9,6 +9,7 @@ import libcst as cst
 
 from zerograd_lint.findings import Related
 from zerograd_lint.fix.located import Frame, Located
+from zerograd_lint.fix.rewrite import carried_lines
 
 # Context managers that change how tensors are computed, and nothing about gradients' clearing.
 GRADIENT_NEUTRAL = frozenset({"no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast"})
@@ -105,3 +106,16 @@ def is_docstring(statement: cst.BaseStatement) -> bool:
     """A string on a line of its own (what Python takes as a docstring when it comes first)."""
     return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def gated_clear(here: Located, clear: cst.SimpleStatementLine, optimizer: str) -> cst.SimpleStatementLine | None:
+    """Inside `with accelerator.accumulate(model):`, the prepared optimizer's `zero_grad()` runs
+    only when the step really steps; a module's does not. A one-line `model.zero_grad(...)` there
+    becomes the optimizer's (its arguments kept): the clear that waits for the step. None for
+    another statement."""
+    call = call_of(clear)
+    if (call is None or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "zero_grad"
+            or here.first_line(clear) != here.last_line(clear)):
+        return None
+    statement = cst.Expr(call.with_changes(func=call.func.with_changes(value=cst.parse_expression(optimizer))))
+    return clear.with_changes(body=[statement], leading_lines=carried_lines(clear))
