@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from zerograd_lint.fix.helpers import bound_argument, call_of_statement, call_statements, imported_as, locals_of, \
-    touches_gradients
+from zerograd_lint.fix.helpers import assigned_in, bound_argument, call_of_statement, call_statements, \
+    grad_read_after, imported_as, locals_of, touches_gradients
 from zerograd_lint.fix.located import Located, Loop
 from zerograd_lint.fix.rewrite import Placement
-from zerograd_lint.fix.shapes import EFFECTS, descendants, root_name
+from zerograd_lint.fix.shapes import root_name
 
 
 def clear_after_the_call(here: Located, loop: Loop, helper_here: Located, helper: cst.FunctionDef,
@@ -40,6 +40,8 @@ def clear_after_the_call(here: Located, loop: Loop, helper_here: Located, helper
     following = here.next_in_block(calls[0])
     if isinstance(following, cst.SimpleStatementLine) and following.body[0].deep_equals(clear.body[0]):
         return None
+    if grad_read_after(here, calls[0]) is not None:  # a read after the call would find the gradients cleared
+        return None
     title = (f"Insert `{mapped}.zero_grad()` after `{here.code(call)}` (line {here.first_line(calls[0])}), the call "
              f"of `{name}()` that steps")
     return Placement(calls[0], clear), title
@@ -51,11 +53,18 @@ def as_the_caller_names(here: Located, subject: str, helper: cst.FunctionDef, ca
     parameter becomes its argument, `self` the object the method is called on, a global of the
     same file stays itself; None when the caller cannot name it without doing something."""
     root = root_name(subject)
+    if root in assigned_in(helper):  # rebound in the helper: not what the caller gave
+        return None
     argument = bound_argument(helper, call, root)
-    if argument is not None:
-        if any(isinstance(node, EFFECTS) for node in descendants(argument)):
-            return None
-        return here.code(argument).strip() + subject[len(root):]
+    if argument is not None:  # a name or an attribute of one: the same object at the call
+        return here.code(argument).strip() + subject[len(root):] if _dotted(argument) else None
     if root in locals_of(helper) or not same_file:
         return None
     return subject
+
+
+def _dotted(expression: cst.BaseExpression) -> bool:
+    """`optimizer`, `self.opt`, `trainer.optimizers.main`: evaluating it makes nothing new."""
+    while isinstance(expression, cst.Attribute):
+        expression = expression.value
+    return isinstance(expression, cst.Name)

@@ -42,9 +42,12 @@ def clear_inside(here: Located, step: cst.Call, subject: str) -> tuple[Placement
                         "inside the closure the clear would have to name something else, a judgement the fix does not "
                         "make")
     clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=here.module.config_for_parsing)
-    body = closure.body.body
-    docstring = is_docstring(body[0])
-    anchor: cst.BaseStatement | cst.IndentedBlock = body[0] if docstring else closure.body
+    body = list(closure.body.body)
+    # after a docstring and the `global`/`nonlocal` lines that open the body, which must come first
+    opening = 1 if is_docstring(body[0]) else 0
+    while opening < len(body) and _declares(body[opening]):
+        opening += 1
+    anchor: cst.BaseStatement | cst.IndentedBlock = body[opening - 1] if opening else closure.body
     title = (f"Insert `{subject}.zero_grad()` first in `{closure.name.value}()` (line {here.first_line(closure)}), "
              f"which `{here.code(step)}` evaluates")
     return Placement(anchor, clear), title, used
@@ -124,3 +127,9 @@ def _same_binding(at_step: Scope, inside: Scope, name: str) -> bool:
     """`name` refers to the same variable in both scopes (a global, or a variable the closure sees)."""
     here_, there = {a.scope for a in at_step[name]}, {a.scope for a in inside[name]}
     return bool(here_) and here_ == there
+
+
+def _declares(statement: cst.BaseStatement) -> bool:
+    """`global name` or `nonlocal name`, alone on its line."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Global, cst.Nonlocal)) for small in statement.body)

@@ -55,16 +55,21 @@ def _used_on(text: str, name: str) -> list[int]:
     """The lines of `text` where `name` is used; on text that does not tokenize, every line it is on."""
     lines = []
     try:
-        previous, first = "", ""
+        previous, first, imported = "", "", 0
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
                 if token.type == tokenize.NEWLINE:
                     first = ""
                 continue
             first = first or token.string
-            if token.type == tokenize.NAME and token.string == name and previous not in ("def", "class") \
-                    and first not in ("import", "from"):
-                lines.append(token.start[0])
+            if imported and token.string == "as":  # imported under another name: its uses go unseen, so count it
+                lines.append(imported)
+            imported = 0
+            if token.type == tokenize.NAME and token.string == name and previous not in ("def", "class"):
+                if first not in ("import", "from"):
+                    lines.append(token.start[0])
+                else:
+                    imported = token.start[0]
             previous = token.string
     except (tokenize.TokenError, SyntaxError):
         return [number for number, line in enumerate(text.splitlines(), start=1) if re.search(rf"\b{name}\b", line)]
@@ -129,9 +134,14 @@ def only_does(function: cst.FunctionDef, statement: cst.BaseStatement, here: Loc
     return node is body[0]
 
 
-def locals_of(function: cst.FunctionDef) -> frozenset[str]:
+def assigned_in(function: cst.FunctionDef) -> frozenset[str]:
+    """The names the function's body binds (its parameters left out unless rebound)."""
+    return frozenset(locals_of(function, parameters=False))
+
+
+def locals_of(function: cst.FunctionDef, parameters: bool = True) -> frozenset[str]:
     """The function's parameters and the names it assigns: what a name means only inside it."""
-    names = {p.name.value for p in _parameters(function.params)}
+    names = {p.name.value for p in _parameters(function.params)} if parameters else set()
     for node in descendants(function.body):
         if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
             names.add(node.target.value)
@@ -187,53 +197,58 @@ def bound_argument(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.
     return None
 
 
-_GRADIENT_WORDS = re.compile(r"\bbackward\b|\.grad\b|\bstep\s*\(|\bzero_grad\b")
+_GRADIENT_WORDS = re.compile(r"\bbackward\b|\bstep\s*\(|\bzero_grad\b")
+# A name that may read gradients: `.grad`, `grad_norm(model)`, `getattr(p, "grad")`, `log_gradients`;
+# not the words that only switch gradients on or off, or clear them.
+_GRAD_READ = re.compile(r"\w*grad\w*")
+_NOT_A_READ = frozenset({"zero_grad", "requires_grad", "requires_grad_", "no_grad", "enable_grad",
+                         "set_grad_enabled", "is_grad_enabled"})
+
+
+def reads_gradients(code: str) -> bool:
+    """The code may read gradients (by its words: more, never fewer)."""
+    return any(word not in _NOT_A_READ for word in _GRAD_READ.findall(code))
 
 
 def touches_gradients(code: str) -> bool:
     """The code may read, add to, apply or clear gradients (by its words: more, never fewer)."""
-    return bool(_GRADIENT_WORDS.search(code))
+    return bool(_GRADIENT_WORDS.search(code)) or reads_gradients(code)
 
 
-_GRAD_READ = re.compile(r"\.grad\b")
-
-
-def grad_read_after(here: Located, statement: cst.BaseStatement, container: cst.CSTNode) -> int | None:
-    """The line of the first statement after `statement` that names a `.grad`, in its block and in
-    each block around it up to `container` (a loop or a function), or None."""
+def grad_read_after(here: Located, statement: cst.BaseStatement) -> int | None:
+    """The line of the first statement after `statement` that may read gradients, in its block and
+    in each block around it, to the end of the function (or module) it is in: a read a clear right
+    after `statement` would leave `None` (after a loop too: the last iteration's gradients)."""
     node: cst.CSTNode = statement
     while True:
         block = here.parent(node)
-        if not isinstance(block, cst.IndentedBlock):
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return None
         body = list(block.body)
         for later in body[body.index(node) + 1:]:
-            if _GRAD_READ.search(here.code(later)):
+            if reads_gradients(here.code(later)):
                 return here.first_line(later)
         owner = here.parent(block)
-        while owner is not None and owner is not container and not isinstance(here.parent(owner), cst.IndentedBlock):
+        while owner is not None and not isinstance(here.parent(owner), (cst.IndentedBlock, cst.Module)):
             owner = here.parent(owner)  # from an `else:` to its `if`, from a handler to its `try`
-        if owner is None or owner is container:
+        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
             return None
         node = owner
 
 
 def last_grad_read(here: Located, statement: cst.BaseStatement) -> cst.BaseStatement | None:
-    """The last statement after `statement` in its block that names a `.grad` (a log of the
-    gradients just applied), when no statement between touches gradients otherwise (no backward,
-    step or clear); None when there is none."""
+    """The last statement after `statement` in its block that may read gradients (a log of the
+    gradients just applied), when none between adds to, applies or clears them; None when there
+    is none."""
     block = here.parent(statement)
     if not isinstance(block, cst.IndentedBlock):
         return None
     body = list(block.body)
-    last = None
-    for later in body[body.index(statement) + 1:]:
-        code = here.code(later)
-        if _GRAD_READ.search(code):
-            last = later
-        elif touches_gradients(code):
-            return None
-    if last is not None and any(touches_gradients(_GRAD_READ.sub("", here.code(s)))
-                                for s in body[body.index(statement) + 1: body.index(last) + 1]):
+    after = body[body.index(statement) + 1:]
+    reads = [later for later in after if reads_gradients(here.code(later))]
+    if not reads:
+        return None
+    last = reads[-1]
+    if any(_GRADIENT_WORDS.search(here.code(s)) for s in after[: after.index(last) + 1]):
         return None
     return last

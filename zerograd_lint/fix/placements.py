@@ -36,12 +36,13 @@ from zerograd_lint.fix import by_hand, closures
 from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.call_sites import clear_after_the_call
 from zerograd_lint.fix.helpers import (Project, call_statements, enclosing_def, grad_read_after, imported_as,
-                                       last_grad_read, locals_of, only_does, span)
+                                       last_grad_read, locals_of, only_does, reads_gradients, span)
 from zerograd_lint.fix.located import Elsewhere, Frame, Inside, Located, Loop
 from zerograd_lint.fix.operations import Declined, Operation, without_conflicts
 from zerograd_lint.fix.rewrite import Placement, moving
-from zerograd_lint.fix.shapes import (EFFECTS, accumulates, call_of, gated_clear, closure, descendants, enclosing_function, frame_kind,
-                                      function_name, gradient_neutral, is_the_whole_statement, last_name, root_name)
+from zerograd_lint.fix.shapes import (EFFECTS, accumulates, after_scaler_update, call_starting_at, closure, descendants,
+                                      enclosing_function, frame_kind, function_name, gated_clear, gradient_neutral,
+                                      is_the_whole_statement, last_name, root_name)
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
@@ -103,7 +104,7 @@ class _Planner:
             raise _Declined(f"no loop or function starts at line {self.finding.line}, column {self.finding.column}")
         step = self._one("step")
         at_step = self._spot(step, loop)
-        anchor = self._after_scaler_update(at_step)
+        anchor = after_scaler_update(at_step.here, at_step.line)
         if code == "ZG001":
             return self._insert_clear(step, at_step, anchor, loop)
         clear = self._one("clear")
@@ -121,7 +122,7 @@ class _Planner:
             return Operation(self.finding, Placement(anchor, clear), title, self._unsafe_edit_of(at_step, loop),
                              self._other(at_step.path))
         subject = self._optimizer(step)
-        call = self._call_starting_at(at_step, step)
+        call = call_starting_at(at_step.here, at_step.line, step)
         if call is not None and closure(call, subject, at_step.here):
             placement, title, used = closures.clear_inside(at_step.here, call, subject)
             return Operation(self.finding, placement, title, used or self._unsafe_edit_of(at_step, loop),
@@ -141,7 +142,12 @@ class _Planner:
                     f"{self._call(step)} applies what another step of this loop applied, {self._call(earlier[0])}: "
                     "which of the two a clear should follow is a judgement the fix does not make"
                 )
-            spots.append((at_earlier, self._after_scaler_update(at_earlier), earlier[0]))
+            spots.append((at_earlier, after_scaler_update(at_earlier.here, at_earlier.line), earlier[0]))
+        if at_step.helper is not None and not earlier:  # a clear after its call here changes this loop only
+            at_the_call = clear_after_the_call(self.here, loop, at_step.here, at_step.helper, at_step.line, anchor,
+                                               subject, same_file=at_step.path == self.finding.path)
+            if at_the_call is not None:
+                return Operation(self.finding, *at_the_call)
         placed = []
         for spot, after, which in spots:
             text = self._anchor_text(spot, after, which)
@@ -150,9 +156,9 @@ class _Planner:
                 text = (f"`{spot.here.code(last).strip().splitlines()[0]}` (line {spot.here.first_line(last)}), "
                         f"the last read of a gradient after {text}")
                 after = last
-            read = grad_read_after(spot.here, after, spot.helper or loop)
+            read = self._read_after(spot, after, loop)
             if read is not None:
-                raise _Declined(f"a gradient is read after {text}, at line {read}: cleared right after the step, it "
+                raise _Declined(f"a gradient may be read after {text}, at {read}: cleared right after the step, it "
                                 "would be None there")
             clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=spot.here.module.config_for_parsing)
             assert isinstance(clear, cst.SimpleStatementLine)
@@ -165,12 +171,6 @@ class _Planner:
             raise _Declined(f"the clears would go in two files, after {placed[0][1]} and {placed[1][1]}")
         (first, where, spot), *more = placed
         unsafe = self._unsafe_edit_of(spot, loop)
-        if unsafe and not earlier:  # the helper has other callers: a clear after its call here, if that is the same
-            assert at_step.helper is not None
-            at_the_call = clear_after_the_call(self.here, loop, at_step.here, at_step.helper, at_step.line, anchor,
-                                               subject, same_file=at_step.path == self.finding.path)
-            if at_the_call is not None:
-                return Operation(self.finding, *at_the_call)
         if earlier:
             unsafe = unsafe or (f"the clear after {self._call(earlier[0])}, the step that applied the gradients "
                                 "first, changes what happens after that step too")
@@ -267,6 +267,22 @@ class _Planner:
         """`path` when it is not the finding's file, else empty (`Operation.path`)."""
         return "" if path == self.finding.path else path
 
+    def _read_after(self, spot: _Spot, after: cst.BaseStatement, loop: Loop) -> str | None:
+        """Where gradients may be read once `after` has run: after it in its function, and, for a
+        helper, after its calls in the loop (anywhere in the loop when they are not found)."""
+        read = grad_read_after(spot.here, after)
+        if read is not None:
+            return f"{'' if spot.path == self.finding.path else PurePath(spot.path).name + ' '}line {read}"
+        if spot.helper is None:
+            return None
+        name = spot.helper.name.value
+        same = spot.path == self.finding.path
+        calls = call_statements(self.here, loop, frozenset({name}) if same else imported_as(self.here, name))
+        if not calls:
+            return f"line {self.here.first_line(loop)}" if reads_gradients(self.here.code(loop)) else None
+        lines = [line for call in calls if (line := grad_read_after(self.here, call)) is not None]
+        return f"line {min(lines)}" if lines else None
+
     def _unsafe_edit_of(self, spot: _Spot, loop: Loop) -> str:
         """Why editing the helper a statement is in changes more than this loop (empty: it does not)."""
         if spot.helper is None:
@@ -352,31 +368,11 @@ class _Planner:
                             "`zero_grad()`")
         return subject
 
-    def _after_scaler_update(self, at_step: _Spot) -> cst.SimpleStatementLine:
-        """`scaler.update()` when it directly follows `scaler.step(optimizer)`, else the step's line."""
-        here, step_line = at_step.here, at_step.line
-        step = call_of(step_line)
-        following = here.next_in_block(step_line)
-        update = call_of(following) if isinstance(following, cst.SimpleStatementLine) else None
-        if step is None or update is None or not step.args:
-            return step_line
-        if not (isinstance(step.func, cst.Attribute) and isinstance(update.func, cst.Attribute)):
-            return step_line
-        if (step.func.attr.value, update.func.attr.value) != ("step", "update"):
-            return step_line
-        same_receiver = here.code(step.func.value) == here.code(update.func.value)
-        return following if same_receiver and isinstance(following, cst.SimpleStatementLine) else step_line
-
     def _anchor_text(self, at_step: _Spot, anchor: cst.BaseStatement, step: Related) -> str:
         if at_step.here.first_line(anchor) == step.line:
             return self._call(step)
         where = "" if at_step.path == self.finding.path else f"{PurePath(at_step.path).name} "
         return by_hand.described(at_step.here, anchor, where)
-
-    @staticmethod
-    def _call_starting_at(at_step: _Spot, call: Related) -> cst.Call | None:
-        return next((n for n in descendants(at_step.line.body[0])
-                     if isinstance(n, cst.Call) and at_step.here.starts_at(n, call.line, call.column)), None)
 
     def _call(self, call: Related) -> str:
         return f"`{call.text}` ({self._position(call)})"

@@ -119,3 +119,25 @@ def gated_clear(here: Located, clear: cst.SimpleStatementLine, optimizer: str) -
         return None
     statement = cst.Expr(call.with_changes(func=call.func.with_changes(value=cst.parse_expression(optimizer))))
     return clear.with_changes(body=[statement], leading_lines=carried_lines(clear))
+
+
+def after_scaler_update(here: Located, step_line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """`scaler.update()` when it directly follows `scaler.step(optimizer)`, else the step's line:
+    where a clear after the step goes."""
+    step = call_of(step_line)
+    following = here.next_in_block(step_line)
+    update = call_of(following) if isinstance(following, cst.SimpleStatementLine) else None
+    if step is None or update is None or not step.args:
+        return step_line
+    if not (isinstance(step.func, cst.Attribute) and isinstance(update.func, cst.Attribute)):
+        return step_line
+    if (step.func.attr.value, update.func.attr.value) != ("step", "update"):
+        return step_line
+    same_receiver = here.code(step.func.value) == here.code(update.func.value)
+    return following if same_receiver and isinstance(following, cst.SimpleStatementLine) else step_line
+
+
+def call_starting_at(here: Located, line: cst.SimpleStatementLine, call: Related) -> cst.Call | None:
+    """The call of the statement `line` that starts where `call` does."""
+    return next((n for n in descendants(line.body[0])
+                 if isinstance(n, cst.Call) and here.starts_at(n, call.line, call.column)), None)
