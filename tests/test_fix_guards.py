@@ -85,3 +85,10 @@ def test_a_clear_in_a_closure_goes_after_its_global_and_nonlocal_lines() -> None
     out, fixes = fixed(source)
     assert "            global optimizer\n            optimizer.zero_grad()\n            calls += 1\n" in out
     compile(out, "fixed.py", "exec")
+
+
+def test_a_marker_removed_never_leaves_a_continuation_last() -> None:
+    source = (HEADER + "z = 1 \\\n  # noqa: ZG003\n").replace("\n", "\r\n")
+    out, fixes = fix_source(source.encode(), "train.py")
+    assert out == source.encode() and not fixes.fixed
+    assert "does not parse to the same program" in fixes.declined[0].reason

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+import warnings
 from collections.abc import Mapping, Set
 
 from zerograd_lint.rules.suppression import Marker, scan_markers
@@ -58,7 +59,34 @@ def _added(line: str, noqa: Marker | None, wanted: Set[str]) -> str:
 
 
 def same_program(old: str, new: str) -> bool:
+    """`new` is `old` with comments changed only: the same syntax tree, and it compiles (a
+    backslash left last in a CRLF file parses as text, and fails as a file)."""
     try:
-        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+        if ast.dump(ast.parse(old)) != ast.dump(ast.parse(new)):
+            return False
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    if new.rstrip("\r\n").endswith("\\") and not old.rstrip("\r\n").endswith("\\"):
+        return False  # a continuation left last: `python file.py` stops there, where `ast.parse` goes on
+    return compile_problem(old.encode("utf-8", "surrogatepass"), new.encode("utf-8", "surrogatepass")) is None
+
+
+def compile_problem(original: str | bytes, fixed: str | bytes) -> str | None:
+    """Why Python would not compile the fixed source where it compiles the original (a name used
+    before its `global` declaration parses, and fails only here), or None."""
+    error = _compile_error(fixed)
+    if error is not None and _compile_error(original) is None:
+        return f"the fixed source does not compile ({error.msg}, line {error.lineno})"
+    return None
+
+
+def _compile_error(source: str | bytes) -> SyntaxError | None:
+    with warnings.catch_warnings():  # an invalid escape and the like: not ours to report
+        warnings.simplefilter("ignore")
+        try:
+            compile(source, "<fixed>", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return exc
+        except (ValueError, RecursionError, MemoryError):  # a NUL byte, too deep: as the original
+            return None
+    return None

@@ -12,13 +12,13 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import libcst as cst
 
 from zerograd_lint.findings import Finding
 from zerograd_lint.fix.located import Located
+from zerograd_lint.fix.noqa import compile_problem
 from zerograd_lint.fix.rewrite import Placement, Shift, carried_lines, without
 
 Identity = tuple[str, str, int, int, tuple[tuple[str, int, int], ...]]
@@ -48,7 +48,7 @@ def structural_problem(original: str | bytes, fixed: str | bytes, placements: Se
         after = Located(fixed)
     except cst.ParserSyntaxError as exc:
         return f"the fixed source does not parse ({exc.message})"
-    problem = _compile_problem(original, fixed)
+    problem = compile_problem(original, fixed)
     if problem is not None:
         return problem
     before = Located(original)
@@ -75,24 +75,3 @@ def identity(finding: Finding, shift: Callable[[str], Shift]) -> Identity:
     """What makes a finding the same one after an edit: its code, its loop and its steps."""
     steps = tuple(sorted((r.path, shift(r.path).line(r.line), r.column) for r in finding.related if r.role == "step"))
     return finding.path, finding.code, shift(finding.path).line(finding.line), finding.column, steps
-
-
-def _compile_problem(original: str | bytes, fixed: str | bytes) -> str | None:
-    """Why Python would not compile the fixed source where it compiles the original (a name used
-    before its `global` declaration parses, and fails only here), or None."""
-    error = _compile_error(fixed)
-    if error is not None and _compile_error(original) is None:
-        return f"the fixed source does not compile ({error.msg}, line {error.lineno})"
-    return None
-
-
-def _compile_error(source: str | bytes) -> SyntaxError | None:
-    with warnings.catch_warnings():  # an invalid escape and the like: not ours to report
-        warnings.simplefilter("ignore")
-        try:
-            compile(source, "<fixed>", "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            return exc
-        except (ValueError, RecursionError, MemoryError):  # a NUL byte, too deep: as the original
-            return None
-    return None
