@@ -92,3 +92,23 @@ def test_a_marker_removed_never_leaves_a_continuation_last() -> None:
     out, fixes = fix_source(source.encode(), "train.py")
     assert out == source.encode() and not fixes.fixed
     assert "does not parse to the same program" in fixes.declined[0].reason
+
+
+def test_what_only_mentions_gradients_is_no_read() -> None:
+    from zerograd_lint.fix.helpers import reads_gradients
+
+    for code in ("utils.toggle_grad(D, False)", "optimizer.zero_grad()  # gradients accumulate", "D_loss_grad /= 3",
+                 "x = grad_norms[0]", "if step % args.gradient_accumulation_steps == 0: pass",
+                 "with torch.no_grad(): pass", "model.requires_grad_(False)", 'print(f"{accumulation} grad steps")'):
+        assert not reads_gradients(code), code
+    for code in ("print(model.weight.grad)", "print(grad_norm(model))", 'getattr(p, "grad")',
+                 'print(f"{model.weight.grad.norm():.3f}")', "torch.nn.utils.clip_grad_norm_(ps, 1.0)"):
+        assert reads_gradients(code), code
+
+
+def test_a_read_after_gradients_are_computed_again_is_of_those() -> None:
+    source = (HEADER + "for x, y in data:\n    model(x).sum().backward()\n    optimizer.step()\n"
+              "for x, y in data:\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"
+              "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()\n")
+    out, fixes = fixed(source)
+    assert not fixes.declined and "    optimizer.step()\n    optimizer.zero_grad()\nfor x, y in data:" in out

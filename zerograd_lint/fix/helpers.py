@@ -198,16 +198,58 @@ def bound_argument(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.
 
 
 _GRADIENT_WORDS = re.compile(r"\bbackward\b|\bstep\s*\(|\bzero_grad\b")
-# A name that may read gradients: `.grad`, `grad_norm(model)`, `getattr(p, "grad")`, `log_gradients`;
-# not the words that only switch gradients on or off, or clear them.
-_GRAD_READ = re.compile(r"\w*grad\w*")
-_NOT_A_READ = frozenset({"zero_grad", "requires_grad", "requires_grad_", "no_grad", "enable_grad",
-                         "set_grad_enabled", "is_grad_enabled"})
+# What may read gradients: a `.grad` (or a name `grad`), the string "grad" (`getattr(p, "grad")`),
+# and a call whose name is about gradients (`grad_norm(model)`, `log_gradients(...)`) unless it
+# switches or clears them (`zero_grad`, `requires_grad_`, `set_grad_enabled`, `toggle_grad`).
+# Comments, and names that only hold something (`grad_norms`, `gradient_accumulation_steps`), are not.
+_GRADIENT_PARTS = frozenset({"grad", "grads", "gradient", "gradients"})
+_SWITCH_PARTS = frozenset({"zero", "no", "requires", "set", "enable", "enabled", "disable", "toggle", "freeze",
+                           "unfreeze", "is"})
 
 
 def reads_gradients(code: str) -> bool:
     """The code may read gradients (by its words: more, never fewer)."""
-    return any(word not in _NOT_A_READ for word in _GRAD_READ.findall(code))
+    return first_read(code) is not None
+
+
+_IN_AN_F_STRING = re.compile(r"\.grad\b|\bgrad\w*\s*\(|\w+_grad\w*\s*\(")
+_RENEWED = re.compile(r"\bbackward\s*\(|\bzero_grad\s*\(")
+
+
+def first_read(code: str) -> tuple[int, int] | None:
+    """Where (line, column) the code first may read gradients, or None."""
+    if "grad" not in code:
+        return None
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
+                  if t.type in (tokenize.NAME, tokenize.OP, tokenize.STRING)]
+    except (tokenize.TokenError, SyntaxError):
+        return (1, 0)
+    for token, following in zip(tokens, [*tokens[1:], None]):
+        if token.type == tokenize.STRING:
+            prefix = token.string[: len(token.string) - len(token.string.lstrip("rbufRBUF"))]
+            if token.string[len(prefix):].strip("'\"") == "grad" or "f" in prefix.lower() and (
+                    _IN_AN_F_STRING.search(token.string)):
+                return token.start
+            continue
+        if token.type != tokenize.NAME:
+            continue
+        if token.string == "grad":
+            return token.start
+        parts = set(token.string.lower().strip("_").split("_"))
+        called = following is not None and following.string == "("
+        if called and parts & _GRADIENT_PARTS and not parts & _SWITCH_PARTS:
+            return token.start
+    return None
+
+
+def _renewed_first(code: str, read: tuple[int, int]) -> bool:
+    """A backward or a clear comes before the read in `code`: what is read is not what the step
+    applied (the next iteration's gradients, another phase's)."""
+    lines = code.splitlines(keepends=True)
+    offset = sum(len(line) for line in lines[: read[0] - 1]) + read[1]
+    match = _RENEWED.search(code)
+    return match is not None and match.start() < offset
 
 
 def touches_gradients(code: str) -> bool:
@@ -226,8 +268,12 @@ def grad_read_after(here: Located, statement: cst.BaseStatement) -> int | None:
             return None
         body = list(block.body)
         for later in body[body.index(node) + 1:]:
-            if reads_gradients(here.code(later)):
+            code = here.code(later)
+            read = first_read(code)
+            if read is not None and not _renewed_first(code, read):
                 return here.first_line(later)
+            if _RENEWED.search(code):  # gradients computed or cleared again: later reads are of those
+                return None
         owner = here.parent(block)
         while owner is not None and not isinstance(here.parent(owner), (cst.IndentedBlock, cst.Module)):
             owner = here.parent(owner)  # from an `else:` to its `if`, from a handler to its `try`
