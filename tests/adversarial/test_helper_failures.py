@@ -188,8 +188,8 @@ def test_a_file_that_does_not_parse_never_costs_the_cross_file_finding(
         assert result.exit_code == 2, result.output
         assert "zerograd-lint: error: broken.py: syntax error at " in result.stderr
         if options:
-            assert "Would fix 1 finding in 1 file, 0 would remain" in result.stderr  # in engine.py, the step's file
-            assert "+++ b/engine.py\n" in result.stdout and "+    optimizer.zero_grad()\n" in result.stdout
+            assert "Would fix 1 finding in 1 file, 0 would remain" in result.stderr  # after the call of engine's step
+            assert "+++ b/train.py\n" in result.stdout and "+    optimizer.zero_grad()\n" in result.stdout
         else:
             assert [line for line in result.stdout.splitlines() if ": ZG" in line] == [
                 ZG001 + " applies gradients an earlier step already applied: nothing clears them in this loop"]
