@@ -37,7 +37,8 @@ def run(command: list[str], root: Path) -> subprocess.CompletedProcess[str]:
 def fix_tree(tree: Path, lint: str, fix: list[str]) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / tree.name
-        shutil.copytree(tree, root, symlinks=False, ignore=shutil.ignore_patterns(".git", ".zerograd_cache"))
+        shutil.copytree(tree, root, symlinks=False, ignore=shutil.ignore_patterns(".git", ".zerograd_cache"),
+                        ignore_dangling_symlinks=True)
         before = run([lint, "--no-cache", "--output-format", "json", "--exit-zero", "."], root)
         findings = json.loads(before.stdout or "[]")
         reported = {Path(f["path"]) for f in findings}
