@@ -29,3 +29,18 @@ for i, (x, y) in enumerate(data):
     if (i + 1) % 4 == 0:
         optimizer.step()
 """
+
+# A clean training script with `{padding}` for text that makes it as large as a test needs.
+PADDED_SCRIPT = """import torch
+
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+{padding}
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+"""

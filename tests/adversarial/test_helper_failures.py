@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from snippets import PADDED_SCRIPT
 
 import zerograd_lint
 from zerograd_lint.cli import main
@@ -42,26 +43,13 @@ PARENT = os.getpid()
 
 needs_fork = pytest.mark.skipif(not processes.can_fork(), reason="this platform or process does not fork")
 
-SCRIPT = """import torch
-
-model = torch.nn.Linear(3, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-{padding}
-
-def train(loader):
-    for x, y in loader:
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-"""
 BROKEN_TAIL = "\nfor x, y in loader:\n    model(x).sum().backward()\n    opt.step("
 
 
 def _script(size: int) -> str:
     padding = "".join(f"\n\ndef transform_{k}(batch, scale={k}):\n    return [item * scale for item in batch]\n"
                       for k in range(size // 70))
-    return SCRIPT.format(padding=padding)
+    return PADDED_SCRIPT.format(padding=padding)
 
 
 def _issue_project(folder: Path, scripts: int = 8, size: int = 8_000) -> Path:

@@ -19,24 +19,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from snippets import PADDED_SCRIPT
 
 from zerograd_lint.schedule import processes
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 GUARD = 120  # seconds: only against a hang
-SCRIPT = """import torch
-
-model = torch.nn.Linear(3, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-{padding}
-
-def train(loader):
-    for x, y in loader:
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-"""
 
 
 def _project(folder: Path) -> Path:
@@ -45,7 +33,7 @@ def _project(folder: Path) -> Path:
     padding = "".join(f"\n\ndef transform_{k}(batch, scale={k}):\n    return [item * scale for item in batch]\n"
                       for k in range(32_000 // 70))
     for i in range(16):
-        (folder / f"script_{i:02d}.py").write_text(SCRIPT.format(padding=padding))
+        (folder / f"script_{i:02d}.py").write_text(PADDED_SCRIPT.format(padding=padding))
     return folder
 
 

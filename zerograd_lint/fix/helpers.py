@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from zerograd_lint.fix.located import Located, Loop
-from zerograd_lint.fix.shapes import descendants, is_docstring
+from zerograd_lint.fix.shapes import descendants, enclosing_function, is_docstring
 
 
 @dataclass(frozen=True)
@@ -38,17 +38,20 @@ class Project:
 
     def __init__(self, sources: Mapping[str, str | bytes]) -> None:
         self._sources = sources
+        self._uses: dict[str, list[tuple[str, int]]] = {}  # each name's, found once: every file is searched
 
     def uses(self, name: str) -> list[tuple[str, int]]:
         """Where `name` is written as code: not in a string or a comment, not as the name a `def`
         or a `class` defines, not in an import (which binds it, the use is where it is called)."""
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        found = []
-        for path, source in self._sources.items():
-            text = _text(source)
-            if word.search(text):
-                found.extend((path, line) for line in _used_on(text, name))
-        return found
+        if name not in self._uses:
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            found = []
+            for path, source in self._sources.items():
+                text = _text(source)
+                if word.search(text):
+                    found.extend((path, line) for line in _used_on(text, name))
+            self._uses[name] = found
+        return self._uses[name]
 
 
 def _used_on(text: str, name: str) -> list[int]:
@@ -82,14 +85,8 @@ def _text(source: str | bytes) -> str:
 
 def enclosing_def(here: Located, node: cst.CSTNode) -> cst.FunctionDef | None:
     """The innermost `def` around `node` (None at module or class level, or in a lambda)."""
-    parent = here.parent(node)
-    while parent is not None:
-        if isinstance(parent, cst.FunctionDef):
-            return parent
-        if isinstance(parent, (cst.Lambda, cst.ClassDef)):
-            return None
-        parent = here.parent(parent)
-    return None
+    function = enclosing_function(here, node)
+    return function if isinstance(function, cst.FunctionDef) else None
 
 
 def span(here: Located, path: str, node: cst.CSTNode) -> Span:

@@ -26,9 +26,7 @@ runs its fixes again until nothing changes, the check shows that nothing would.
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -38,6 +36,7 @@ from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.noqa import same_program
 from zerograd_lint.fix.operations import Declined
+from zerograd_lint.fix.output import codec
 from zerograd_lint.fix.rewrite import edits_between
 from zerograd_lint.lines import lines_of
 from zerograd_lint.rules.suppression import RULE, Marker, scan_markers
@@ -112,7 +111,7 @@ class _Removal:
 
     @classmethod
     def of(cls, source: str | bytes, findings: Sequence[Finding]) -> _Removal:
-        text, encode = _text_of(source)
+        text, encode = codec(source)
         new, _, gone = without_markers(text, findings)
         if not same_program(text, new):
             raise _NotRemoved("the source without the marker does not parse to the same program")
@@ -226,20 +225,10 @@ def _reported(removed: Sequence[tuple[Finding, _Removal]], original: Result,
         if waiting := before.get((found.path, found.message, found.column)):
             finding, source = waiting.pop(0), sources[found.path]
         try:
-            text, _ = _text_of(source)
+            text, _ = codec(source)
             new, titles, _ = without_markers(text, [finding])
         except _NotRemoved:  # alone, it would take another marker of its line: the file's removals, then
-            finding, text = found, _text_of(removal.source)[0]
+            finding, text = found, codec(removal.source)[0]
             new, titles, _ = without_markers(text, removal.findings)
         out.append(replace(finding, fix=Fix(titles[finding], edits_between(text, new))))
     return out
-
-
-def _text_of(source: str | bytes) -> tuple[str, Callable[[str], str | bytes]]:
-    """The text of a source, and how to turn text back into a source of the same kind (bytes in
-    the encoding Python reads it in, a BOM kept)."""
-    if isinstance(source, str):
-        return source, lambda text: text
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    return source.decode(encoding), lambda text: text.encode(encoding)
-

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import ast
 import io
-import tokenize
 import warnings
 from collections.abc import Mapping, Set
 
+from zerograd_lint.fix.output import codec
 from zerograd_lint.rules.suppression import Marker, scan_markers
 
 
 def with_noqa(source: bytes, codes: Mapping[int, Set[str]]) -> tuple[bytes, int] | None:
     """`source` with the codes added on their (1-based) lines, and how many lines changed; None
     when the comments cannot be added without changing the program."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    added = noqa_added(source.decode(encoding), codes)
-    return None if added is None else (added[0].encode(encoding), added[1])
+    text, encode = codec(source)
+    added = noqa_added(text, codes)
+    return None if added is None else (encode(added[0]), added[1])
 
 
 def noqa_added(text: str, codes: Mapping[int, Set[str]]) -> tuple[str, int] | None:

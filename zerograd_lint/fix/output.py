@@ -21,6 +21,7 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Callable
 
 from zerograd_lint.files.reading import NotRead, open_source
 from zerograd_lint.fix.rewrite import lines_of
@@ -48,10 +49,16 @@ def unified_diff(path: str, original: str | bytes, fixed: str | bytes) -> str:
 
 def decoded(source: str | bytes) -> str:
     """The text of a source, decoded as Python decodes it (a coding cookie, a BOM, else UTF-8)."""
+    return codec(source)[0]
+
+
+def codec(source: str | bytes) -> tuple[str, Callable[[str], str | bytes]]:
+    """The text of a source, and how to turn text back into a source of the same kind (bytes in
+    the encoding Python reads it in, a BOM kept)."""
     if isinstance(source, str):
-        return source
+        return source, lambda text: text
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    return source.decode(encoding)
+    return source.decode(encoding), lambda text: text.encode(encoding)
 
 
 def write_atomically(path: str, original: bytes, fixed: bytes) -> None:

@@ -199,7 +199,7 @@ class _Planner:
             raise _Declined(f"the clear {self._call(clear)} is the only statement of its block, which moving it "
                             "would empty")
         text = here.code(at_clear.line.body[0])
-        where = "" if at_clear.path == self.finding.path else f"{PurePath(at_clear.path).name} "
+        where = self._in_file(at_clear.path)
         line = f"{where}line {here.first_line(at_clear.line)}"
         unsafe = self._unsafe_edit_of(at_clear, loop) or self._unsafe_edit_of(at_step, loop)
         after = self._anchor_text(at_step, anchor, step)
@@ -263,6 +263,10 @@ class _Planner:
                             f"not be the `{step.subject}` of the step")
         return at_clear
 
+    def _in_file(self, path: str) -> str:
+        """`engine.py ` before a line of another file than the finding's, else nothing."""
+        return "" if path == self.finding.path else f"{PurePath(path).name} "
+
     def _other(self, path: str) -> str:
         """`path` when it is not the finding's file, else empty (`Operation.path`)."""
         return "" if path == self.finding.path else path
@@ -272,7 +276,7 @@ class _Planner:
         helper, after its calls in the loop (anywhere in the loop when they are not found)."""
         read = grad_read_after(spot.here, after)
         if read is not None:
-            return f"{'' if spot.path == self.finding.path else PurePath(spot.path).name + ' '}line {read}"
+            return f"{self._in_file(spot.path)}line {read}"
         if spot.helper is None:
             return None
         name = spot.helper.name.value
@@ -294,7 +298,7 @@ class _Planner:
         elsewhere = [(path, line) for path, line in uses if not inside.holds(path, line)]
         if elsewhere:
             path, line = elsewhere[0]
-            where = "" if path == self.finding.path else f"{PurePath(path).name} "
+            where = self._in_file(path)
             return f"`{name}()` is also named at {where}line {line}, and the edit changes it for every caller"
         if not uses:
             return f"the loop reaches `{name}()` through another function, and the edit changes it for every caller"
@@ -371,14 +375,14 @@ class _Planner:
     def _anchor_text(self, at_step: _Spot, anchor: cst.BaseStatement, step: Related) -> str:
         if at_step.here.first_line(anchor) == step.line:
             return self._call(step)
-        where = "" if at_step.path == self.finding.path else f"{PurePath(at_step.path).name} "
+        where = self._in_file(at_step.path)
         return by_hand.described(at_step.here, anchor, where)
 
     def _call(self, call: Related) -> str:
         return f"`{call.text}` ({self._position(call)})"
 
     def _position(self, call: Related) -> str:
-        where = "" if call.path == self.finding.path else f"{PurePath(call.path).name} "
+        where = self._in_file(call.path)
         return f"{where}line {call.line}"
 
 
