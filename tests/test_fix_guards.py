@@ -112,3 +112,11 @@ def test_a_read_after_gradients_are_computed_again_is_of_those() -> None:
               "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()\n")
     out, fixes = fixed(source)
     assert not fixes.declined and "    optimizer.step()\n    optimizer.zero_grad()\nfor x, y in data:" in out
+
+
+def test_a_clear_moved_after_the_step_goes_after_the_reads_of_what_it_applied() -> None:
+    source = (HEADER + "for i, (x, y) in enumerate(data):\n    optimizer.zero_grad()\n    (model(x).sum() / 2).backward()\n"
+              "    if (i + 1) % 2 == 0:\n        optimizer.step()\n        print(model.weight.grad.norm())\n")
+    out, fixes = fixed(source)
+    assert [f.code for f in fixes.fixed] == ["ZG003"]
+    assert out.endswith("        print(model.weight.grad.norm())\n        optimizer.zero_grad()\n")

@@ -150,16 +150,7 @@ class _Planner:
                 return Operation(self.finding, *at_the_call)
         placed = []
         for spot, after, which in spots:
-            text = self._anchor_text(spot, after, which)
-            last = last_grad_read(spot.here, after)  # a log of the gradients the step applied: the clear follows it
-            if last is not None:
-                text = (f"`{spot.here.code(last).strip().splitlines()[0]}` (line {spot.here.first_line(last)}), "
-                        f"the last read of a gradient after {text}")
-                after = last
-            read = self._read_after(spot, after, loop)
-            if read is not None:
-                raise _Declined(f"a gradient may be read after {text}, at {read}: cleared right after the step, it "
-                                "would be None there")
+            after, text = self._after_the_reads(spot, after, which, loop)
             clear = cst.parse_statement(f"{subject}.zero_grad()\n", config=spot.here.module.config_for_parsing)
             assert isinstance(clear, cst.SimpleStatementLine)
             following = spot.here.next_in_block(after)
@@ -203,6 +194,8 @@ class _Planner:
         line = f"{where}line {here.first_line(at_clear.line)}"
         unsafe = self._unsafe_edit_of(at_clear, loop) or self._unsafe_edit_of(at_step, loop)
         after = self._anchor_text(at_step, anchor, step)
+        if step.subject:  # an optimizer's step (an update by hand reads the gradients it clears: by_hand)
+            anchor, after = self._after_the_reads(at_step, anchor, step, loop)
         accumulating = any(isinstance(f, cst.With) and accumulates(f) for f in at_step.frames)
         gated = None
         if accumulating and not at_clear.called and step.subject and clear.subject != step.subject:
@@ -252,7 +245,7 @@ class _Planner:
             if len(calls) == 1:
                 place = here.enclosure(calls[0], caller)
                 assert isinstance(place, Inside)
-                return _Spot(calls[0], self._kept(place.frames), here, at_step.path, at_step.helper, called=True)
+                return _Spot(calls[0], _kept(place.frames), here, at_step.path, at_step.helper, called=True)
             raise _Declined(f"the clear is in `{name}()` ({self._position(clear)}), which is called "
                             f"{'more than once' if calls else 'through something else'} where the step is")
         if at_clear.path != at_step.path or at_clear.frames:
@@ -271,9 +264,24 @@ class _Planner:
         """`path` when it is not the finding's file, else empty (`Operation.path`)."""
         return "" if path == self.finding.path else path
 
+    def _after_the_reads(self, spot: _Spot, after: cst.BaseStatement, step: Related,
+                         loop: Loop) -> tuple[cst.BaseStatement, str]:
+        """Where a clear after the step goes, and how to say it: after the last read of gradients in
+        the step's block; declined when they may be read further on, where they would be `None`."""
+        text = self._anchor_text(spot, after, step)
+        last = last_grad_read(spot.here, after)
+        if last is not None:
+            text = (f"`{spot.here.code(last).strip().splitlines()[0]}` (line {spot.here.first_line(last)}), "
+                    f"the last read of a gradient after {text}")
+            after = last
+        read = self._read_after(spot, after, loop)
+        if read is not None:
+            raise _Declined(f"a gradient may be read after {text}, at {read}: cleared right after the step, it "
+                            "would be None there")
+        return after, text
+
     def _read_after(self, spot: _Spot, after: cst.BaseStatement, loop: Loop) -> str | None:
-        """Where gradients may be read once `after` has run: after it in its function, and, for a
-        helper, after its calls in the loop (anywhere in the loop when they are not found)."""
+        """Where gradients may be read after `after` (for a helper: after its calls in the loop too)."""
         read = grad_read_after(spot.here, after)
         if read is not None:
             return f"{self._in_file(spot.path)}line {read}"
@@ -334,18 +342,14 @@ class _Planner:
         helper = enclosing_def(here, line)
         place = here.enclosure(line, loop) if here is self.here else Elsewhere(helper)
         if isinstance(place, Inside):
-            return _Spot(line, self._kept(place.frames), here, call.path, None)
+            return _Spot(line, _kept(place.frames), here, call.path, None)
         if outside and here is self.here and place.function is None:
             return _Spot(line, (), here, call.path, None)
         if helper is None or place.function is not helper:
             raise _Declined(f"the {role} is {self._where_elsewhere(call) if here is not self.here else self._where(place, call)}")
         around = here.enclosure(line, helper)
         assert isinstance(around, Inside)
-        return _Spot(line, self._kept(around.frames), here, call.path, helper)
-
-    @staticmethod
-    def _kept(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
-        return tuple(frame for frame in frames if not gradient_neutral(frame))
+        return _Spot(line, _kept(around.frames), here, call.path, helper)
 
     def _where(self, place: Elsewhere, call: Related) -> str:
         if place.function is None:
@@ -384,6 +388,11 @@ class _Planner:
     def _position(self, call: Related) -> str:
         where = self._in_file(call.path)
         return f"{where}line {call.line}"
+
+
+def _kept(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The loops and `with` blocks that change how often, or under what, a statement runs."""
+    return tuple(frame for frame in frames if not gradient_neutral(frame))
 
 
 def _place(call: Related) -> tuple[str, int, int]:
