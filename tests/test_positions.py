@@ -11,7 +11,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 from test_projects import refused
 
-from zerograd_lint.positions import Positions
+from zerograd_lint.positions import Positions, Starts, code_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # every fixture, and standard library modules with decorators, async code, f-strings, line
@@ -68,3 +68,59 @@ def test_lines_of_a_text_cut_out_of_a_longer_one_are_given_in_the_longer_one() -
     assert positions[module.body[0]].start == libcst.metadata.CodePosition(3, 0)
     assert positions[returned].start == libcst.metadata.CodePosition(7, 4)
     assert positions[module].end.line == 8  # past the last line: counted on from it
+
+
+def statements_and_calls(module: libcst.Module):
+    """Every statement of `module`, and every call with the statement it is part of."""
+    stack: list[tuple[libcst.CSTNode, libcst.CSTNode | None]] = [(module, None)]
+    while stack:
+        node, statement = stack.pop()
+        if isinstance(node, (libcst.SimpleStatementLine, libcst.BaseCompoundStatement, libcst.BaseSmallStatement)):
+            yield node, None
+            if not isinstance(node, libcst.BaseSmallStatement):
+                statement = node
+        elif isinstance(node, libcst.Call) and statement is not None:
+            yield node, statement
+        stack.extend((child, statement) for child in node.children)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_starts_are_where_libcst_puts_statements_and_calls(path: Path) -> None:
+    """`Starts` tells statements from `ast` and a call by generating its statement alone: each is
+    where `Positions` (LibCST's own) puts it."""
+    source = path.read_text(encoding="utf-8")
+    module = libcst.parse_module(source)
+    expected = Positions(module)
+    starts = Starts(module, source)
+    for node, statement in statements_and_calls(module):
+        where = expected[node].start
+        assert starts.start(node, statement) == (where.line, where.column), (type(node).__name__, where)
+    # only a call in a definition's header (a decorator, a default) needs the whole module generated
+    assert not [
+        node for node, statement in statements_and_calls(module)
+        if statement is not None and not isinstance(statement, (libcst.FunctionDef, libcst.ClassDef))
+        and starts._within(statement, node) is None
+    ]
+
+
+def test_starts_read_what_cannot_be_paired_from_the_whole_module() -> None:
+    module = libcst.parse_module("if a:\n    b = f(1)\n")
+    starts = Starts(module, "if a:\n    pass\n    b = f(1)\n")  # not the same code: the statements do not pair up
+    call = module.body[0].body.body[0].body[0].value
+    assert starts.start(call, module.body[0]) == (2, 8)
+
+
+@pytest.mark.parametrize("path", SAMPLES[:40], ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_code_for_a_node_is_libcsts(path: Path) -> None:
+    module = libcst.parse_module(path.read_text(encoding="utf-8"))
+    stack: list[libcst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        try:
+            expected = module.code_for_node(node)
+        except Exception as exc:  # noqa: BLE001 - a node LibCST cannot write alone (a parameter's default)
+            with pytest.raises(type(exc)):
+                code_for(module, node)
+        else:
+            assert code_for(module, node) == expected
+        stack.extend(node.children)

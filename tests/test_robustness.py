@@ -411,13 +411,12 @@ def _above_a_loop(line: str) -> str:
     return f"import torch\n\n{line}\n\n\ndef train(data, opt):\n    for x in data:\n        loss.backward()\n        opt.step()\n"
 
 
-# Code too deep for a recursive parser or tree walk. Python compiles all of it.
+# Code too deep for a recursive parser or tree walk, where the analysis reads it (the code of an
+# event's call, or of a condition, is generated again). Python compiles all of it.
 DEEP = {
-    "attribute chain in a loop": _in_loop("y = a" + ".b" * 900),
-    # the shape of pydoc_data/topics.py: one long implicit concatenation, 3,000 levels in LibCST
-    "implicit string concatenation in a loop": _in_loop("y = (\n" + '        "a"\n' * 3000 + "    )"),
+    "attribute chain in a step's call": _in_loop("opt.step(a" + ".b" * 900 + ")").replace("    opt.step()\n", ""),
+    "attribute chain in a condition": _in_loop("if a" + ".b" * 900 + ":\n        opt.zero_grad()"),
     "1,000 elif branches in a loop": _in_loop("if a:\n        pass\n" + "    elif a:\n        opt.zero_grad()\n" * 1000),
-    "attribute chain above a loop": _above_a_loop("y = a" + ".b" * 900),
     # flat in `ast`; LibCST's native parser would overflow the C stack on it
     "10,000 operands of and": _in_loop("y = " + " and ".join(["a"] * 10_000)),
     "2,000-level attribute chain": _in_loop("y = a" + ".b" * 2000),
@@ -442,11 +441,27 @@ def test_deep_code_is_one_line_for_its_file(tmp_path: Path, text: str, reason: r
     assert STALE_FINDING in done.stdout, "the other file was not checked"
 
 
+# As deep, where the analysis never generates its code again: checked like any other.
+DEEP_UNREAD = {
+    "attribute chain in a loop": _in_loop("y = a" + ".b" * 900),
+    # the shape of pydoc_data/topics.py: one long implicit concatenation, 3,000 levels in LibCST
+    "implicit string concatenation in a loop": _in_loop("y = (\n" + '        "a"\n' * 3000 + "    )"),
+    "attribute chain above a loop": _above_a_loop("y = a" + ".b" * 900),
+}
+
+
+@pytest.mark.parametrize("text", DEEP_UNREAD.values(), ids=list(DEEP_UNREAD))
+def test_deep_code_the_analysis_does_not_read_is_checked(tmp_path: Path, text: str) -> None:
+    done = _lint(tmp_path, {"deep.py": text, "stale.py": STALE})
+    assert done.returncode == 1 and "error" not in done.stderr, _tail(done.stderr)
+    assert "deep.py:" in done.stdout and " ZG001 " in done.stdout and STALE_FINDING in done.stdout
+
+
 @pytest.mark.parametrize("text", [
-    _in_loop("y = a" + ".b" * 900),
-    _in_loop("y = (\n" + '        "a"\n' * 3000 + "    )"),
+    _in_loop("opt.step(a" + ".b" * 900 + ")"),
+    _in_loop("if a" + ".b" * 900 + ":\n        opt.zero_grad()"),
     _in_loop("y = a" + ".b" * 2000),
-], ids=["attribute chain", "implicit string concatenation", "2,000-level attribute chain"])
+], ids=["attribute chain in a call", "attribute chain in a condition", "2,000-level attribute chain"])
 def test_check_source_refuses_deep_code_with_source_error(text: str) -> None:
     try:
         check_source(text, "deep.py")

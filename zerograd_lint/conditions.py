@@ -17,6 +17,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from zerograd_lint import walk
+from zerograd_lint.positions import code_for
 from zerograd_lint.scopes import dotted_name
 
 _SPACE = re.compile(r"\s+")
@@ -39,7 +40,7 @@ class Fact(NamedTuple):
 
 def compact_text(module: cst.Module, node: cst.CSTNode) -> str:
     """A node's code without spaces: how two spellings of one test are found equal."""
-    return _SPACE.sub("", module.code_for_node(node))
+    return _SPACE.sub("", code_for(module, node))
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:

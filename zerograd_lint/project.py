@@ -69,20 +69,24 @@ class Module:
         self.parse()
         return self._cst
 
-    @property
-    def positions(self):
-        """Positions cost as much as the parse itself: computed only for modules whose code ends
-        up in a graph, not for those parsed to read an optimizer factory or a base class."""
+    def start(self, node: cst.CSTNode, statement: cst.CSTNode | None = None) -> tuple[int, int]:
+        """Where `node` starts, (line, column) in the file; `statement`: the one it is part of, if
+        it is not one (`positions.Starts`). Computed only for modules whose code ends up in a graph,
+        not for those parsed to read an optimizer factory or a base class."""
         if self._positions is None:
-            from zerograd_lint.positions import Positions
+            from zerograd_lint.positions import Starts
 
             try:
-                self._positions = Positions(self.cst, self.lines)
+                self._positions = Starts(self.cst, self.text, self.lines)
             except RecursionError:
                 self._positions = TooDeep(self.path)
         if isinstance(self._positions, TooDeep):
             raise self._positions
-        return self._positions
+        try:
+            return self._positions.start(node, statement)
+        except RecursionError:
+            self._positions = TooDeep(self.path)
+            raise self._positions from None
 
     @property
     def scopes(self) -> dict[cst.CSTNode, Scope]:

@@ -74,7 +74,7 @@ class Analyser:
                 if scope.kind == "class" or module.path in errors:
                     continue
                 try:
-                    line = module.positions[node].start.line if scope.kind == "function" else MODULE
+                    line = module.start(node)[0] if scope.kind == "function" else MODULE
                 except TooDeep:
                     errors[module.path] = SourceError(module.path, TOO_DEEP)
                     continue
@@ -110,7 +110,7 @@ class Analyser:
 
 def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:
     module = resolver.scope_of(func).module
-    return module.path, module.positions[func].start.line
+    return module.path, module.start(func)[0]
 
 
 def _pickles(raw: rules.Raw) -> rules.Raw:

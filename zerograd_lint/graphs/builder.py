@@ -17,7 +17,6 @@ from __future__ import annotations
 from functools import partial
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from zerograd_lint import events as ev
 from zerograd_lint import walk
@@ -32,6 +31,7 @@ from zerograd_lint.graphs.loops import Counted, Loops
 from zerograd_lint.graphs.nodes import EVENT, NOP, EventNode, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps, JumpTarget, Statements, target_paths
 from zerograd_lint.graphs.try_and_with import TryAndWith
+from zerograd_lint.positions import code_for
 from zerograd_lint.scopes import ELEMENT
 from zerograd_lint.sites import Site
 
@@ -49,6 +49,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self._facts: dict[tuple[cst.CSTNode, bool], list] = {}
         self._spelled: dict[tuple, cst.BaseExpression] = {}  # `_spelt`, by (test, scope)
         self._sites: dict[cst.CSTNode, Site] = {}
+        self.statements: list[cst.CSTNode] = []  # those being built, innermost last
 
     # ---------------------------------------------------------------- entry point
 
@@ -70,9 +71,9 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         start = self.graph.add(NOP, None, ())
         self.preds = [start]
         if callback is not None:
-            pos = self.positions[callback]
+            line, column = self.module.start(callback)
             offset = 6 if callback.asynchronous else 0
-            loop = self._new_loop("def", pos.start.line, pos.start.column + offset, 3, callback, frozenset({EVERY}))
+            loop = self._new_loop("def", line, column + offset, 3, callback, frozenset({EVERY}))
 
             def batch() -> None:  # one call of the callback: `return` ends the iteration
                 self.block(body)
@@ -94,10 +95,6 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         return self.frame.scope.module
 
     @property
-    def positions(self):
-        return self.module.positions
-
-    @property
     def facts(self) -> FactMaker:
         return FactMaker(self.module.cst)
 
@@ -116,8 +113,8 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         return self._sites[node]
 
     def _site(self, node: cst.CSTNode) -> Site:
-        pos: CodeRange = self.positions[node]
-        return Site(self.module.path, pos.start.line, pos.start.column, partial(_shown, self.module.cst, node))
+        line, column = self.module.start(node, self.statements[-1] if self.statements else None)
+        return Site(self.module.path, line, column, partial(_shown, self.module.cst, node))
 
     # ---------------------------------------------------------------- expressions and calls
 
@@ -165,13 +162,13 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         gate = self._gate_of(event) if event.op in (ev.STEP, ev.CLEAR) else None
         site = self.site(node)
         if event.subject is not None:
-            site = site.about(partial(self.module.cst.code_for_node, event.subject))
+            site = site.about(partial(code_for, self.module.cst, event.subject))
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), site)
 
 
 def _shown(module: cst.Module, node: cst.CSTNode) -> str:
     """A call's code as a finding shows it: on one line, its arguments left out if long."""
-    text = " ".join(module.code_for_node(node).split())
+    text = " ".join(code_for(module, node).split())
     if len(text) > 60 and isinstance(node, cst.Call):
-        text = module.code_for_node(node.func) + ("(...)" if node.args else "()")
+        text = code_for(module, node.func) + ("(...)" if node.args else "()")
     return text

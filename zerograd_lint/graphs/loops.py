@@ -76,11 +76,10 @@ class Loops:
             return
         targets = target_names(node.target)
         self._kill(targets)
-        pos = self.positions[node]
-        column = pos.start.column
+        line, column = self.module.start(node)
         if node.asynchronous is not None:
             column += len("async") + len(node.asynchronous.whitespace_after.value)
-        loop = self._new_loop("for", pos.start.line, column, 3, node, targets)
+        loop = self._new_loop("for", line, column, 3, node, targets)
         counter = _counter_from_zero(node)
         if counter is not None:
             self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
@@ -173,8 +172,7 @@ class Loops:
         return None
 
     def stmt_While(self, node: cst.While) -> None:
-        pos = self.positions[node]
-        loop = self._new_loop("while", pos.start.line, pos.start.column, 5, node, frozenset())
+        loop = self._new_loop("while", *self.module.start(node), 5, node, frozenset())
         test = node.test
         infinite = isinstance(test, (cst.Name, cst.Integer)) and getattr(test, "value", None) in ("True", "1")
         breaks = self._loop_body(loop, lambda: self.block(node.body), infinite, None if infinite else test)

@@ -57,7 +57,11 @@ class Statements:
     def statement(self, node: cst.CSTNode) -> None:
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is not None:
-            method(node)
+            self.statements.append(node)  # where the sites of its calls are looked for
+            try:
+                method(node)
+            finally:
+                self.statements.pop()
 
     def stmt_SimpleStatementLine(self, node) -> None:
         for small in node.body:
