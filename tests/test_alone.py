@@ -324,3 +324,44 @@ def test_a_file_without_a_loop_is_checked_without_reading_what_uses_it(project: 
     assert read == []
     broken = helpers.replace("(optimizer)", "(optimizer")
     assert list(files_beside(["helpers.py"], {"helpers.py": broken}, read=reading)) == ["train.py"]
+
+
+def test_a_package_init_passed_through_is_not_followed_into_all_it_imports(project: Path) -> None:
+    """`trainers/__init__.py` passes `train_step` on and imports a trainer of its own as well: the
+    script needs the engine it names, not every module the package's `__init__.py` gathers (a
+    library's namespace: diffusers' imports all of its pipelines)."""
+    other = STEP.replace("def train_step", "def other_step")
+    write(project, {"trainers/__init__.py": "from .engine import train_step\nfrom .other import other_step\n",
+                    "trainers/engine.py": STEP, "trainers/other.py": other,
+                    "train.py": LOOP.replace("from steps", "from trainers")})
+    beside = files_beside(["train.py"], {"train.py": (project / "train.py").read_bytes()})
+    assert sorted(beside) == ["trainers/__init__.py", "trainers/engine.py"]
+    assert findings(run("train.py")).get("train.py", []) == findings(run(".")).get("train.py", [])
+
+
+def test_only_the_roots_that_reach_the_named_files_are_analysed(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file read beside the named one (it imports it) that trains by itself is not analysed for
+    its own sake: its findings would not be reported. One whose loop calls into the named file is."""
+    from zerograd_lint import roots
+
+    analysed: list[str] = []
+    original = roots.Analyser.analyse
+
+    def recording(self, share, errors):
+        analysed.extend(path for path, _ in share)
+        return original(self, share, errors)
+
+    monkeypatch.setattr(roots.Analyser, "analyse", recording)
+    monkeypatch.setattr("zerograd_lint.schedule.processes.can_fork", lambda: False)
+    engine = STEP.replace("def train_step(model, optimizer, batch):\n", "def train_one_epoch(model, optimizer, loader):\n"
+                          "    for batch in loader:\n    ").replace("    optimizer.step()", "        optimizer.step()")
+    engine += "\n\ndef evaluate(model, loader):\n    return sum(model(b).sum().item() for b in loader)\n"
+    caller = "import torch\n\nfrom engine import train_one_epoch\n\nfor epoch in range(2):\n    train_one_epoch(model, optimizer, loader)\n"
+    other = LOOP.replace("from steps import train_step", "from engine import evaluate").replace(
+        "    train_step(model, optimizer, batch)", "    optimizer.zero_grad()\n    model(batch).sum().backward()\n"
+        "    optimizer.step()\nprint(evaluate(model, loader))")
+    write(project, {"engine.py": engine, "train.py": caller, "other.py": other})
+    report = check_files(["engine.py"], named=["engine.py"])
+    assert sorted(set(analysed)) == ["engine.py", "train.py"]
+    assert [(f.path, f.code) for f in report.findings] == [("engine.py", "ZG001")]
+    assert findings(run("engine.py")) == {p: f for p, f in findings(run(".")).items() if p == "engine.py"}

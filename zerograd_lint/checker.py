@@ -10,7 +10,7 @@ and decides which process does what; the runner puts its cache between the phase
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from zerograd_lint.filing import Result
 from zerograd_lint.findings import Finding
@@ -34,13 +34,14 @@ def check_source(source: str | bytes, path: str = "<stdin>", vocabulary: Vocabul
 
 
 def check_project(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary(), exhaustive: bool = False,
-                  team: Team | None = None, loops: bool = False) -> Result:
+                  team: Team | None = None, loops: bool = False, reported: Collection[str] | None = None) -> Result:
     """Check modules together: a loop in one file calling a training step in another is followed.
     Files that cannot be checked are in `errors`; the others are still checked. `exhaustive`
     turns the prefilter off (every file, function and loop analysed): only tests and
     investigations need it; the findings are the same, slower. `team`: helpers forked before the
     sources were read (see `zerograd_lint.schedule.early`), closed by the time this returns.
-    `loops`: also list the loops checked, with their verdicts (`Result.loops`)."""
-    with Run(sources, vocabulary, exhaustive=exhaustive, team=team, loops=loops) as run:
+    `loops`: also list the loops checked, with their verdicts (`Result.loops`). `reported`: the
+    only files whose findings are wanted, if not all: the result says nothing true of the others."""
+    with Run(sources, vocabulary, exhaustive=exhaustive, team=team, loops=loops, reported=reported) as run:
         run.choose()
         return run.finish(run.analyse())

@@ -5,13 +5,18 @@ which (`reach`), and so what LibCST gets of each module (`sparse`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import functools
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
 from zerograd_lint.project import REEXPORTS_READ, Project
 from zerograd_lint.reach import Reach, connect
-from zerograd_lint.sparse import sparse_text
+from zerograd_lint.settings import Vocabulary
+from zerograd_lint.slicing import Block, Words, blocks, words_of
+from zerograd_lint.lines import lines_of
+from zerograd_lint.sparse import _at_sign, sparse_text
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
 Roots = tuple[str, tuple[int, ...]]  # a module's path, and the `def` lines of roots analysed there
@@ -23,39 +28,99 @@ class Plan:
     surveys: dict[str, ModuleSurvey]
     project: Project
     reach: dict[str, Reach]
-    exhaustive: bool = False
+    exhaustive: bool = False  # nothing is left out: no function emptied, no statement sliced away
     kept_methods: dict[str, frozenset[int]] = field(default_factory=dict)  # see `methods_kept`
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
     _sparse: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], reach: dict[str, Reach],
            exhaustive: bool = False, project: Project | None = None,
            cut: dict[str, tuple[str, list[int]]] | None = None,
-           kept_methods: dict[str, frozenset[int]] | None = None) -> Plan:
+           kept_methods: dict[str, frozenset[int]] | None = None, vocabulary: Vocabulary = Vocabulary()) -> Plan:
         """The plan made of its parts (in a helper too), its modules to be cut for LibCST when
         first parsed; `cut`: the sparse texts made already; `kept_methods`: `methods_kept`, made
         already (a helper's surveys no longer say what each function calls)."""
         project = project or project_of(texts, surveys)
         kept = methods_kept(surveys, reach) if kept_methods is None else kept_methods
-        made = cls(texts, surveys, project, reach, exhaustive, kept, dict(cut or {}))
+        made = cls(texts, surveys, project, reach, exhaustive, kept, vocabulary, dict(cut or {}))
         for path, module in project.modules.items():
             module.cut = partial(made.sparse, path)
         return made
 
+    @functools.cached_property
+    def words(self) -> Words:
+        """What the slice knows by name (`slicing.Words`), the functions and classes LibCST gets
+        the bodies of among them: a call of one is followed."""
+        followed: set[str] = set()
+        for path, survey in self.surveys.items():
+            if path not in self.reach:
+                continue
+            keep = _functions_kept(survey, self.reach[path]) | self.kept_methods.get(path, frozenset())
+            for named in (survey.functions_named, survey.methods_named):
+                followed |= {name for name, lines in named.items() if not keep.isdisjoint(lines)}
+            followed |= {klass.name for klass in survey.outline.classes if klass.kept}
+        return words_of(self.vocabulary, frozenset(followed))
+
     @property
     def cut_already(self) -> dict[str, tuple[str, list[int]]]:
-        """The sparse texts made so far (those of the modules holding roots, to size the shares)."""
+        """The sparse texts made so far."""
         return self._sparse
 
     def sparse(self, path: str) -> tuple[str, list[int]]:
-        """What LibCST gets of a module: only what can matter (`sparse.sparse_text`). Made once:
-        the shares are sized by it before the module is parsed."""
+        """What LibCST gets of a module: only what can matter (`sparse.sparse_text`), its functions
+        that cannot emptied and the statements of the others that cannot sliced away. Made once,
+        where the module is parsed (the slicing is a share of the analysis)."""
         if path not in self._sparse:
-            found, survey = self.reach[path], self.surveys[path]
-            analysed = self.exhaustive or MODULE in found.roots
-            keep = _functions_kept(survey, found) | self.kept_methods.get(path, frozenset())
-            self._sparse[path] = sparse_text(self.texts[path], survey.outline, keep, analysed)
+            text, survey, keep, analysed = self._cut(path)
+            sliced = () if self.exhaustive else _sliced(text, survey, keep, self.words)
+            self._sparse[path] = sparse_text(text, survey.outline, keep, analysed, sliced)
         return self._sparse[path]
+
+    def size(self, path: str) -> int:
+        """How much LibCST text a module holding roots makes, about: the measure of its work the
+        shares are sized by, before anything is sliced."""
+        if path in self._sparse:
+            return len(self._sparse[path][0])
+        text, survey, keep, analysed = self._cut(path)
+        return len(sparse_text(text, survey.outline, keep, analysed)[0])
+
+    def _cut(self, path: str) -> tuple[str, ModuleSurvey, frozenset[int], bool]:
+        found, survey = self.reach[path], self.surveys[path]
+        keep = _functions_kept(survey, found) | self.kept_methods.get(path, frozenset())
+        return self.texts[path], survey, keep, self.exhaustive or MODULE in found.roots
+
+
+# A function body of fewer lines is given to LibCST whole, and so is a module whose long functions
+# kept are less than a share of its lines: slicing them would save less than parsing the module
+# again with `ast` costs (a training script's `main()` is most of it; torch's modules hold a long
+# function kept among hundreds). Measured with benchmarks/speed.py on diffusers and torch.
+SLICED_FROM = 25  # lines
+SLICED_SHARE = 0.3
+
+
+def _sliced(text: str, survey: ModuleSurvey, keep: frozenset[int], words: Words) -> list[Block]:
+    """The blocks of statements the slice leaves out (`slicing.blocks`) in the long functions kept,
+    each parsed with `ast` again, alone (a tenth of what LibCST costs)."""
+    long = [b for b in survey.outline.bodies if b.header in keep and b.last - b.first >= SLICED_FROM]
+    if sum(b.last - b.first for b in long) < SLICED_SHARE * text.count("\n"):
+        return []
+    lines = lines_of(text)
+    found: list[Block] = []
+    imported = frozenset(survey.imported)
+    for body in long:
+        first = _at_sign(lines, body.decorated) if body.decorated < body.header else body.header
+        header = lines[body.header - 1]
+        indented = header[: len(header) - len(header.lstrip())] != ""
+        code = ("if 1:\n" if indented else "") + "".join(lines[first - 1 : body.last])
+        try:  # an indented one (a method) as the body of an `if`
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        function = tree.body[0].body[0] if indented else tree.body[0]
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += blocks(function, words, keep, imported, first - 1 - indented)
+    return found
 
 
 def _functions_kept(survey: ModuleSurvey, found: Reach) -> frozenset[int]:
@@ -112,14 +177,16 @@ def methods_kept(surveys: Mapping[str, ModuleSurvey], reach: Mapping[str, Reach]
     return kept
 
 
-def planned(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], exhaustive: bool = False) -> Plan | None:
+def planned(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey], exhaustive: bool = False,
+            reported: Collection[str] | None = None, vocabulary: Vocabulary = Vocabulary()) -> Plan | None:
     """The plan of the modules `texts` given their first looks, or None when no function is worth
-    analysing (LibCST is then not even imported)."""
+    analysing (LibCST is then not even imported). `reported`: the only files whose findings are
+    wanted, if not all (`reach.connect`)."""
     project = project_of(texts, surveys)
-    reach = connect(surveys, imports_of(project, surveys), everything=exhaustive)
+    reach = connect(surveys, imports_of(project, surveys), everything=exhaustive, reported=reported)
     if not any(found.roots for found in reach.values()):
         return None
-    return Plan.of(texts, surveys, reach, exhaustive, project)
+    return Plan.of(texts, surveys, reach, exhaustive, project, vocabulary=vocabulary)
 
 
 def project_of(texts: Mapping[str, str], surveys: dict[str, ModuleSurvey]) -> Project:

@@ -177,12 +177,12 @@ class Project:
     def _find(self, dotted: str, importer: Module) -> Module | None:
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
-            base = Path(importer.path).parent
+            base = os.path.dirname(importer.path)
             for _ in range(level - 1):
-                base = base.parent
+                base = os.path.dirname(base)
             rest = dotted.lstrip(".")
-            target = base.joinpath(*rest.split(".")) if rest else base
-            wanted = [target / "__init__.py"] + ([target.with_suffix(".py")] if target.name else [])
+            target = os.path.join(base, *rest.split(".")) if rest else base
+            wanted = [os.path.join(target, "__init__.py")] + ([target + ".py"] if rest else [])
             return next((m for m in self._by_file(wanted)), None)
         tail = tuple(dotted.split("."))
         candidates = [m for m in self._suffixed(tail) if m.path not in self.broken]
@@ -194,8 +194,8 @@ class Project:
     def _suffixed(self, tail: tuple[str, ...]) -> list[Module]:
         return [m for m in self.by_stem.get(tail[-1], ()) if _parts(m.path)[-len(tail):] == tail]
 
-    def _by_file(self, wanted: list[Path]) -> list[Module]:
-        found = (m for w in wanted for m in self.by_file.get(os.path.normpath(str(w)), ()))
+    def _by_file(self, wanted: list[str]) -> list[Module]:
+        found = (m for w in wanted for m in self.by_file.get(os.path.normpath(w), ()))
         return [m for m in found if m.path not in self.broken]
 
     def resolve(self, origin: str, importer: Module) -> tuple[Module, str | None] | None:

@@ -14,7 +14,7 @@ base class's step lives there), and the functions named `m` of the modules it im
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from zerograd_lint.survey import MODULE, Function, ModuleSurvey
@@ -30,10 +30,13 @@ class Reach:
     needed: frozenset[int] = frozenset()  # roots and the followed functions they can reach
 
 
-def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]], everything: bool = False) -> dict[str, Reach]:
+def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]], everything: bool = False,
+            reported: Collection[str] | None = None) -> dict[str, Reach]:
     """Follow calls to decide what each function can reach. `imports` maps a module's path to the
     paths of the project modules it imports. With `everything`, every function is followed and
-    every loop analysed (what the prefilter's test compares against)."""
+    every loop analysed (what the prefilter's test compares against). `reported`: the only files
+    whose findings are wanted (a file checked with its project); a root that can reach none of
+    them is not analysed."""
     if everything:
         out = {}
         for path, module in modules.items():
@@ -84,9 +87,13 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
                     roots.add(line)
         out[path] = Reach(frozenset(roots), followed, worth)
         rooted[path] = roots
-    needed = {(p, l) for p, lines in rooted.items() for l in lines}
-    todo = list(needed)
     useful = accumulates | touches
+    needed = {(p, l) for p, lines in rooted.items() for l in lines}
+    if reported is not None:
+        needed &= _reaching_into(reported, useful | needed, callers)
+        for path, survey in out.items():
+            out[path] = dataclasses.replace(survey, roots=frozenset(l for l in survey.roots if (path, l) in needed))
+    todo = list(needed)
     while todo:
         for callee in calls.get(todo.pop(), ()):
             if callee not in needed and callee in useful:
@@ -98,15 +105,26 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
     return out
 
 
-def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]]) -> set[tuple[str, int]]:
-    """The functions flagged, and those that call one, directly or not."""
+def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]],
+              within: set[tuple[str, int]] | None = None) -> set[tuple[str, int]]:
+    """The functions flagged, and those that call one, directly or not (through functions of
+    `within` only, if given)."""
     todo = list(flagged)
     while todo:
         for caller in callers.get(todo.pop(), ()):
-            if caller not in flagged:
+            if caller not in flagged and (within is None or caller in within):
                 flagged.add(caller)
                 todo.append(caller)
     return flagged
+
+
+def _reaching_into(paths: Collection[str], useful: set[tuple[str, int]],
+                   callers: dict[tuple[str, int], list[tuple[str, int]]]) -> set[tuple[str, int]]:
+    """The functions of `useful` that lie in one of `paths` or reach one there through calls of
+    `useful` functions only, as the analysis follows them (a finding is placed in the code of its
+    root or of a function the root reaches)."""
+    paths = set(paths)
+    return _reaching({where for where in useful if where[0] in paths}, callers, useful)
 
 
 def _by_module(functions: set[tuple[str, int]]) -> dict[str, set[int]]:

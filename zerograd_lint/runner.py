@@ -142,7 +142,8 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
         team = reader.sources(sources)
         with team or nullcontext():
             cache = Cache(settings.cache) if settings.cache else None
-            result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops))
+            reported = asked if len(asked) < len(sources) else None
+            result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops, reported))
     except Exception as exc:  # never checked file by file instead: see NotChecked
         raise _not_checked(exc) from exc
     report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
@@ -158,22 +159,24 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
 
 
 def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary(), cache: Cache | None = None,
-            team: Team | None = None, loops: bool = False) -> Result:
+            team: Team | None = None, loops: bool = False, reported: Collection[str] | None = None) -> Result:
     """`checker.check_project`, with a cache between its phases: a run whose sources did not
     change reuses the last result, and one whose chosen files did not change (an edit elsewhere)
     reuses their analysis (see `zerograd_lint.cache`). Not with `loops`: the cache keeps
-    findings only."""
+    findings only. `reported`: the only files whose findings are wanted, if not all (the others
+    were read beside them): what the result says of the others is not true."""
     from zerograd_lint.checker import Result, check_project
     from zerograd_lint.schedule.run import Run
 
     if cache is None or loops:
-        return check_project(sources, vocabulary, team=team, loops=loops)
-    whole = cache_key("all", sources, vocabulary)
+        return check_project(sources, vocabulary, team=team, loops=loops, reported=reported)
+    kind = "all" if reported is None else "all\0" + "\0".join(sorted(reported))  # the same sources, other files reported
+    whole = cache_key(kind, sources, vocabulary)
     if (hit := cache.get(whole, sources)) is not None:
         return Result(*hit)
-    with Run(sources, vocabulary, team=team) as run:
+    with Run(sources, vocabulary, team=team, reported=reported) as run:
         chosen = run.choose()
-        part = cache_key("chosen", chosen, vocabulary)
+        part = cache_key(kind.replace("all", "chosen", 1), chosen, vocabulary)
         if (hit := cache.get(part, chosen)) is not None:
             analysed = Result(*hit)
         else:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from zerograd_lint.lines import lines_of
+from zerograd_lint.slicing import Block
 
 _KEPT_METHODS = frozenset({"__init__", "configure_optimizers", "__call__"})
 _LONG = 15  # lines: a longer module-level statement that is not a definition is blanked
@@ -119,11 +121,15 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     return []
 
 
-def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool) -> tuple[str, list[int]]:
+def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool,
+                sliced: Sequence[Block] = ()) -> tuple[str, list[int]]:
     """`text` with what cannot matter emptied, then without its blank lines (LibCST builds
     objects for each, and most lines of an emptied body end up blank), and the line in `text` of
-    each line left. `keep` holds the `def` lines of the functions that can matter."""
+    each line left. `keep` holds the `def` lines of the functions that can matter; `sliced`, the
+    blocks of their statements that cannot (`slicing.blocks`)."""
     lines = lines_of(text)
+    for block in sliced:
+        _blank(lines, block)
     for body in shape.bodies:
         if not body.defs.isdisjoint(keep) or body.first > len(lines):
             continue
@@ -138,6 +144,22 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
             for number in range(first - 1, min(last, len(lines))):
                 lines[number] = _newline(lines[number])
     return _without_blank_lines(lines)
+
+
+def _blank(lines: list[str], block: Block) -> None:
+    """Blank the statements of a block the slice leaves out, but one that shares a line with
+    something kept (`if x: y = 1`, `a = 1; b = 2`); a `pass` stands for a block left empty."""
+    gone = [
+        (first, last, column) for first, last, column, end, blank in block
+        if blank and last <= len(lines) and not _columns(lines[first - 1], column).strip()
+        and not lines[last - 1].encode("utf-8")[end:].decode("utf-8", "ignore").split("#", 1)[0].strip()
+    ]
+    indent = _columns(lines[gone[0][0] - 1], gone[0][2]) if gone else ""
+    for first, last, _ in gone:
+        for number in range(first - 1, last):
+            lines[number] = _newline(lines[number])
+    if gone and len(gone) == len(block):
+        lines[gone[0][0] - 1] = indent + "pass" + lines[gone[0][0] - 1]
 
 
 def _without_blank_lines(lines: list[str]) -> tuple[str, list[int]]:

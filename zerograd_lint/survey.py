@@ -78,6 +78,7 @@ class ModuleSurvey:
     nested: dict[int, int] = field(default_factory=dict)  # `def` line -> the enclosing function's
     bases: set[str] = field(default_factory=set)  # names of the classes its classes derive from
     renamed: set[str] = field(default_factory=set)  # names imported under another (`import X as Y`)
+    imported: set[str] = field(default_factory=set)  # the names its imports bind (`import a.b` binds `a`)
     outline: Outline | None = None  # for `sparse.sparse_text`
 
 
@@ -117,6 +118,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
         elif kind in _IMPORTS:
             survey.imports.update(_origins(node))
             survey.renamed.update(alias.name for alias in node.names if alias.asname and alias.asname != alias.name)
+            survey.imported.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
         elif kind is ast.ClassDef:
             survey.bases.update(b for b in map(_last, node.bases) if b)
         elif kind in _LOOPS:

@@ -122,7 +122,8 @@ class _Around:
         self.matters: dict[tuple[str, str], bool] = {}  # (path, definition): it mentions gradients
         self.bases: dict[str, set[str]] = {}  # the base classes each file names
         self.called: dict[str, set[str]] = {}  # the attributes each file calls
-        self.importing: dict[bytes, set[str]] | None = None  # see `_importing`
+        self.importing: dict[tuple[bytes, str], set[str]] = {}  # see `_importing`
+        self.words_imported: dict[str, set[bytes]] = {}  # the words of each file's import lines
         self.words: dict[str, tuple[set[str], dict[str, set[str]]]] = {}  # see `_words`
         self.spelt: dict[str, set[bytes]] = {}  # see `_spelt`
         self.trains: dict[str, bool | None] = {}  # a file trains by itself (None: it cannot be read)
@@ -190,13 +191,16 @@ class _Around:
                 use(self._users_of(target, wanted[target], wanted[target]), grown)
             frontier = grown
         todo = sorted(chosen)
-        while todo:
+        followed = set(todo)  # the files whose imports are followed: not a package's `__init__.py`
+        while todo:  # only passed through (the name it passes on is followed, not all it imports)
             importer = todo.pop()
             for target, name in sorted(self._resolved(importer), key=str):
-                for taken in self._taken(target, name, importer):
-                    if taken not in chosen:
-                        chosen.add(taken)
-                        todo.append(taken)
+                *passages, taken = self._taken(target, name, importer) or [None]
+                chosen.update(passages)
+                if taken is not None and taken not in followed:
+                    chosen.add(taken)
+                    followed.add(taken)
+                    todo.append(taken)
         return {
             path: content for path in sorted(chosen)
             if path not in self.sources and (content := self.content.get(path)) is not None
@@ -210,8 +214,7 @@ class _Around:
         module = last_name(target).encode()  # what an import of it spells, unless a relative one
         in_package = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(target)), "__init__.py"))
         found = {}
-        importing = self._importing()
-        candidates = importing.get(module, set()) | (importing.get(b".", set()) if in_package else set())
+        candidates = self._importing(module) | (self._importing(b".", _package_of(target)) if in_package else set())
         spelt = {name.encode() for name in used}
         for path in sorted(candidates):
             if (
@@ -285,16 +288,23 @@ class _Around:
             self.called[path] = set(_ATTRIBUTE_CALL.findall(self._text(path) or ""))
         return self.called[path]
 
-    def _importing(self) -> dict[bytes, set[str]]:
-        """The files listed by each word of their import lines (`.` for a relative import): a
-        file that imports a module spells its last name there. Made once, from the bytes: most
-        files are never decoded."""
-        if self.importing is None:
-            self.importing = {}
-            for path in list(self.by_real.values()):
-                for word in import_words(self._bytes(path) or b""):
-                    self.importing.setdefault(word, set()).add(path)
-        return self.importing
+    def _importing(self, word: bytes, within: str = "") -> set[str]:
+        """The files listed (under the folder `within`, if given) that spell `word` in their
+        import lines (`.`: that have a relative import): a file that imports a module spells its
+        last name there. Looked for in the bytes: most files are never decoded."""
+        key = (word, within)
+        if key not in self.importing:
+            spelt = b"from ." if word == b"." else word
+            self.importing[key] = {
+                path for path in self.by_real.values()
+                if path.startswith(within) and spelt in (self._bytes(path) or b"") and word in self._import_words(path)
+            }
+        return self.importing[key]
+
+    def _import_words(self, path: str) -> set[bytes]:
+        if path not in self.words_imported:
+            self.words_imported[path] = import_words(self._bytes(path) or b"")
+        return self.words_imported[path]
 
     def _matters(self, path: str, name: str) -> bool:
         """Does the definition `name` of `path` mention gradients or an optimizer?"""
@@ -349,6 +359,15 @@ class _Around:
             except SourceError:
                 self.texts[path] = None
         return self.texts[path]
+
+
+def _package_of(path: str) -> str:
+    """The folder of the outermost package holding `path`, spelt as `path` is and ending in a
+    separator: no relative import reaches from outside it ("" where that cannot be told)."""
+    folder = os.path.dirname(path)
+    while folder and os.path.exists(os.path.join(os.path.abspath(os.path.dirname(folder)), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return os.path.join(folder, "") if folder else ""
 
 
 def _parses(text: str) -> bool:

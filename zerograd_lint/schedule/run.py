@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 
 from zerograd_lint import checked_loops, prefilter, rules
@@ -77,11 +77,15 @@ class Run:
     sources were read, whose context, the `Texts` of `sources` in every process, is this run's
     (see `zerograd_lint.schedule.early`); closed by the time the run is, as a team made here.
     `exhaustive` turns the prefilter off (every file, function and loop analysed): the findings
-    are the same, slower. `loops`: also list the loops checked, with their verdicts."""
+    are the same, slower. `loops`: also list the loops checked, with their verdicts. `reported`:
+    the only files whose findings are wanted, if not all (files checked with their project): the
+    others are read for what the analysis of these needs, and neither analysed for themselves nor
+    looked for markers in, so the result says nothing true of them."""
 
     def __init__(self, sources: Mapping[str, Source], vocabulary: Vocabulary, exhaustive: bool = False,
-                 team: processes.Team | None = None, loops: bool = False) -> None:
+                 team: processes.Team | None = None, loops: bool = False, reported: Collection[str] | None = None) -> None:
         self.vocabulary, self.exhaustive, self.loops = vocabulary, exhaustive, loops
+        self.reported = None if reported is None else frozenset(reported)
         self.texts = team.context if team is not None else Texts(sources)
         self.errors: dict[str, SourceError] = {}
         self.chosen: dict[str, str] = {}
@@ -145,7 +149,8 @@ class Run:
             except RecursionError:  # a pathological module the first look let through
                 for path in self.chosen:
                     errors.setdefault(path, SourceError(path, TOO_DEEP))
-        findings = filed(self.chosen, raws, errors)
+        wanted = self.chosen if self.reported is None else {p: t for p, t in self.chosen.items() if p in self.reported}
+        findings = filed(wanted, raws, errors)
         loops = checked_loops.settled(shown, {p: t for p, t in self.chosen.items() if p not in errors}) if shown else []
         return Result(findings, errors, loops)
 
@@ -154,7 +159,8 @@ class Run:
         files not chosen."""
         result = Result(dict(analysed.findings), {**self.errors, **analysed.errors}, list(analysed.loops))
         self._look_for_markers()  # unless given out already, beside the analysis
-        others = [path for path in self.texts if path not in self.chosen and path not in result.errors]
+        others = [path for path in self.texts if path not in self.chosen and path not in result.errors
+                  and (self.reported is None or path in self.reported)]
         unused = (
             {path: found for job in self._markers for path, found in job.result().items()} if self._markers
             else unused_markers(self.texts, others)
@@ -219,7 +225,7 @@ class Run:
                 errors[path] = SourceError(path, survey.reason)
             else:
                 found[path] = survey
-        return planned(texts, found, self.exhaustive)
+        return planned(texts, found, self.exhaustive, self.reported, self.vocabulary)
 
     def _analysed_parts(self, plan: Plan, errors: dict[str, SourceError]) -> list[Part]:
         """The analysis of the plan's roots, in parts. With helpers at hand, they analyse: each
@@ -247,7 +253,7 @@ class Run:
     def _look_for_markers(self, analysing: list[processes.Job] = ()) -> None:
         """By the helpers, in parts, each given the next whenever it has nothing else to do: the
         one whose share of the analysis (`analysing`) ends first does more of them."""
-        if self._apart and not self._markers:
+        if self._apart and not self._markers and self.reported is None:
             team = self._team
             skip = set(self.chosen) | set(self.errors)
             parts = [(i, MARKER_PARTS, skip) for i in range(MARKER_PARTS)]
@@ -316,7 +322,7 @@ def _analyse_in_helper(texts: Mapping[str, str], parts: Pickled, vocabulary: Voc
     them, the sparse texts this process made to size the shares, and the methods kept), and the
     analysis of `share`."""
     found, reach, cut, kept = parts.value
-    plan = Plan.of(texts, found, reach, exhaustive, cut=cut, kept_methods=kept)
+    plan = Plan.of(texts, found, reach, exhaustive, cut=cut, kept_methods=kept, vocabulary=vocabulary)
     return _analyse(plan, vocabulary, errors, share, loops)
 
 

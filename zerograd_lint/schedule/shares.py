@@ -37,7 +37,7 @@ def analysis_work(plan: Plan, workers: int) -> dict[Roots, int]:
     LibCST text as a measure of the work. When one module holds most of it (`ONE_MODULE_FROM`;
     transformers' `trainer.py` is all of it), its roots are split in two: each process parses it
     and analyses half of them, rather than one doing everything while the other waits."""
-    sizes = {path: len(plan.sparse(path)[0]) for path, found in plan.reach.items() if found.roots}
+    sizes = {path: plan.size(path) for path, found in plan.reach.items() if found.roots}
     total = sum(sizes.values())
     work: dict[Roots, int] = {}
     for path, size in sizes.items():

@@ -1,0 +1,125 @@
+"""The statements of a long function the analysis reads, and those left out before LibCST parses it
+(`zerograd_lint.slicing`). That the findings stay the same is `tests/test_prefilter.py`'s: the
+exhaustive run slices nothing. Here: the slice does leave things out, keeps what the findings rest
+on, and leaves code LibCST can parse."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from zerograd_lint import survey
+from zerograd_lint.checker import check_project
+from zerograd_lint.planning import planned
+from zerograd_lint.settings import Vocabulary
+from zerograd_lint.slicing import blocks, words_of
+from zerograd_lint.sparse import sparse_text
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LONG = {  # fixture: (lines that must stay, lines that must go)
+    "ZG001/long_main_among_setup_and_logging.py": (
+        ["optimizer = torch.optim.SGD(model.parameters(), lr=config[\"lr\"])", "for x, y in batches:", "optimizer.step()"],
+        ["logger.info(\"writing to %s\", logging_dir)", "run_name = f\"run-{config['seed']}\"", "f.write(str(summary))"],
+    ),
+    "quiet/long_main_clears_through_an_alias.py": (
+        ["opt = optimizer", "stepped.append(optimizer)", "stepped = []", "for each in stepped:"],
+        ["logger.info(\"optimizer ready\")", "tags = [\"alias\", \"list\", run_name]",
+         "notes = {\"purpose\": \"a fixture\", \"owner\": \"tests\"}"],
+    ),
+    "quiet/long_main_until_told_to_stop.py": (
+        ["while True:", "break", "step += 1", "if step >= settings[\"steps\"]:"],
+        ["logger.info(\"model: %s\", model)", "rounds = len(labels) * 2", "labels = [\"first\", \"second\", \"third\"]"],
+    ),
+}
+
+
+def sliced_and_whole(text: str) -> tuple[str, str]:
+    found = survey.survey_module(text)
+    plan = planned({"m.py": text}, {"m.py": found})
+    assert plan is not None
+    sliced = plan.sparse("m.py")[0]
+    plan.exhaustive = True  # what the exhaustive run gives LibCST of the same functions: nothing sliced
+    plan.cut_already.clear()
+    return sliced, plan.sparse("m.py")[0]
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_a_long_function_keeps_what_the_findings_rest_on_and_loses_the_rest(name: str) -> None:
+    text = (FIXTURES / name).read_text()
+    sliced, whole = sliced_and_whole(text)
+    kept = {line.split("  #")[0].strip() for line in sliced.splitlines()}
+    stay, go = LONG[name]
+    assert [line for line in stay if line not in kept] == []
+    assert [line for line in go if line in kept] == []
+    assert len(sliced) < len(whole)
+    ast.parse(sliced)
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_the_findings_are_those_of_the_function_whole(name: str) -> None:
+    source = (FIXTURES / name).read_bytes()
+    fast, thorough = check_project({name: source}), check_project({name: source}, exhaustive=True)
+    assert fast.findings == thorough.findings
+
+
+def slice_of(code: str, followed: frozenset[str] = frozenset()) -> str:
+    text = textwrap.dedent(code)
+    function = ast.parse(text).body[0]
+    found = blocks(function, words_of(Vocabulary(), followed), frozenset(), frozenset({"logging", "torch"}))
+    return sparse_text(text, survey.survey_module(text).outline, frozenset({1}), True, found)[0]
+
+
+def test_a_block_left_empty_gets_a_pass() -> None:
+    sliced = slice_of("""\
+        def f(model, optimizer, data):
+            for x in data:
+                if x is None:
+                    print("empty")
+                optimizer.zero_grad()
+                model(x).backward()
+                optimizer.step()
+        """)
+    assert "print" not in sliced
+    assert "if x is None:" not in sliced  # nothing in it is kept: the `if` goes whole
+    ast.parse(sliced)
+
+
+def test_what_shares_a_line_with_something_kept_stays() -> None:
+    sliced = slice_of("""\
+        def f(model, optimizer, data):
+            for x in data:
+                note = 1; optimizer.zero_grad()
+                if x is None: label = "empty"
+                model(x).backward()
+                optimizer.step()
+        """)
+    assert "note = 1; optimizer.zero_grad()" in sliced
+    ast.parse(sliced)
+
+
+def test_a_call_given_what_holds_the_optimizer_stays_unless_its_name_says_it_is_harmless() -> None:
+    sliced = slice_of("""\
+        def f(model, optimizer, data):
+            state = Holder(optimizer)
+            for x in data:
+                sync_state(state)
+                log_metrics(state)
+                model(x).backward()
+                optimizer.step()
+        """)
+    assert "sync_state(state)" in sliced and "log_metrics(state)" not in sliced
+
+
+def test_a_call_of_a_function_the_analysis_follows_stays() -> None:
+    code = """\
+        def f(model, optimizer, data):
+            for x in data:
+                train_step(x)
+                model(x).backward()
+                optimizer.step()
+        """
+    assert "train_step(x)" not in slice_of(code)
+    assert "train_step(x)" in slice_of(code, followed=frozenset({"train_step"}))

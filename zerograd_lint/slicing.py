@@ -1,0 +1,316 @@
+"""Which statements of a long function the analysis reads: the others are blanked for LibCST.
+
+A training script's `main()` is a thousand lines, of which the loop and the statements that bind
+its optimizer, models, scaler and accelerator matter; the argument checks, logging, checkpointing
+and model cards around them need not be parsed, positioned, graphed or flowed. What is kept is a
+backward slice, decided with `ast` and generous. A statement stays if
+
+- it is not a plain expression or assignment (`return`, `raise`, `break`, `continue`, `del`,
+  `global`, an import), or holds a `yield`, an `await` or a `:=`;
+- it says training (`Words.says_training`: a call the analysis knows, `grad`, an optimizer, a
+  closure, a framework's `prepare`), or calls a function of the project the analysis follows
+  (by name), a method of `self`, or a method of what a call returns;
+- it calls something given, or a method of, what training touches or holds it (`_holders`: what
+  a call named for training is made on, is given or makes, then what is made from one or given
+  one: `accelerator` once `accelerator.prepare(optimizer)`), unless the call's name says it is
+  harmless (`log_metrics`, `save_checkpoint`), as an unseen call given the optimizer is read;
+- it binds what a statement kept reads: a local name, an attribute of one (`args.steps = n`), a
+  container changed in place (`params.append(p)`); an attribute of `self`, of anything but a local
+  name, or a global, always stays (code elsewhere may read it);
+- it defines a function or a class that is read, decorated, says training or is analysed.
+
+A compound statement stays, header and all, when anything in it does, and its header is read;
+else it goes whole, but a `while` always stays (an endless loop ends what follows). A block left
+empty gets a `pass` (`sparse.sparse_text` blanks the lines). The exhaustive run slices nothing, so
+`tests/test_prefilter.py` holds every fixture to the same findings with and without, and
+`benchmarks/same_findings.py` every real tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from zerograd_lint.settings import Vocabulary
+from zerograd_lint.vocabulary import CALLS, OPTIMIZER_CLASSES, says_harmless
+
+_FRAGMENTS = ("grad", "optim", "backward", "closure", "inference", "sync", "prepare")  # lower case
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
+_ALWAYS = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr})
+_SELVES = frozenset({"self", "cls", "super"})
+# Methods that change the container they are called on (`optimizers.append(opt)`)
+_MUTATING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "add_param_group", "pop",
+                       "remove", "discard", "clear"})
+
+
+Block = list[tuple[int, int, int, int, bool]]  # per statement: first and last lines, columns, blanked
+
+
+def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_defs: frozenset[int],
+           imported: frozenset[str], offset: int = 0) -> list[Block]:
+    """The blocks of `function` that hold a statement that cannot matter: each statement of such
+    a block, with its place and whether it can be blanked. `kept_defs`: the `def` lines of the
+    functions the analysis reads (a nested one stays whatever the slice says); `imported`: the
+    names the module's imports bind (a module's name holds no optimizer); `offset`: what to add to
+    the lines of `function` (parsed alone) for those of its file."""
+    leaves = list(_leaves(function.body, ()))
+    escaping = {name for s, _ in leaves if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
+    facts = [_Facts(statement, words, escaping, frozenset(d - offset for d in kept_defs), imported) for statement, _ in leaves]
+    held = _holders(facts)
+    binding: dict[str, list[int]] = {}  # the leaves that bind each name
+    for index, fact in enumerate(facts):
+        for name in fact.binds:
+            binding.setdefault(name, []).append(index)
+    kept: set[int] = set()
+    read: set[str] = set()
+    wanted: set[str] = set()  # read by what is kept, its bindings not yet kept
+
+    def around(compounds: tuple[ast.stmt, ...]) -> None:
+        for compound in compounds:
+            if id(compound) not in kept:
+                kept.add(id(compound))
+                wanted.update(_header_words(compound))
+
+    for compound in _whiles(function.body, ()):
+        around(compound)
+    todo = [i for i, fact in enumerate(facts) if fact.always or not fact.called_on.isdisjoint(held)]
+    while True:
+        while todo:
+            index = todo.pop()
+            statement, compounds = leaves[index]
+            if id(statement) not in kept:
+                kept.add(id(statement))
+                wanted.update(facts[index].reads)
+                around(compounds)
+        new = wanted - read
+        if not new:
+            return _blocks_blanked(function.body, kept, offset)
+        read |= new
+        wanted.clear()
+        todo = [index for name in new for index in binding.get(name, ())]
+
+
+@dataclass(frozen=True)
+class Words:
+    """What the slice knows by name: the words that say training whole (beside those holding a
+    fragment of one), the names of the project's functions the analysis reads (a call of one is
+    followed), and those a call given what training touches leaves it alone under."""
+
+    training: frozenset[str]
+    followed: frozenset[str]
+    harmless: frozenset[str] = frozenset()
+    _said: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # `says_training`, by word
+
+    def says_training(self, word: str) -> bool:
+        said = self._said.get(word)
+        if said is None:
+            lower = word.lower()
+            said = self._said[word] = word in self.training or any(fragment in lower for fragment in _FRAGMENTS)
+        return said
+
+    def harmless_call(self, name: str) -> bool:
+        return name not in self.followed and (name in self.harmless or says_harmless(name))
+
+
+def words_of(vocabulary: Vocabulary, followed: frozenset[str]) -> Words:
+    own = (*vocabulary.optimizers, *vocabulary.clears, *vocabulary.steps, *vocabulary.backwards)
+    return Words(frozenset(CALLS) | OPTIMIZER_CLASSES | frozenset(own), followed, frozenset(vocabulary.harmless))
+
+
+class _Facts:
+    """What one statement that is not a compound one does, as the slice reads it."""
+
+    def __init__(self, statement: ast.stmt, words: Words, escaping: set[str], kept_defs: frozenset[int],
+                 imported: frozenset[str]) -> None:
+        names: list[ast.Name] = []
+        calls: list[ast.Call] = []
+        self.reads: set[str] = set()
+        self.always = False
+        for node in _walk(statement):
+            kind = type(node)
+            if kind is ast.Name:
+                names.append(node)
+                self.reads.add(node.id)
+            elif kind is ast.Attribute:
+                self.reads.add(node.attr)
+            elif kind is ast.Call:
+                calls.append(node)
+            elif kind in _ALWAYS:
+                self.always = True
+        self.made_from = {n.id for n in names if type(n.ctx) is ast.Load} - imported
+        self.binds: set[str] = set()
+        self.gives: list[tuple[str, set[str]]] = []  # (the name a call is made on, the names in its arguments)
+        self.touched: set[str] = set()  # what a call named for training is made on or given, and what it makes
+        self.called_on: set[str] = set()  # the names a call that may do something is made on or given
+        self.says = any(words.says_training(w) for w in self.reads)
+        self.always = self.always or self.says
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # a nested definition binds its name and runs nothing: read, decorated, or read by the analysis, it stays
+            self.binds.add(statement.name)
+            self.always = self.always or bool(statement.decorator_list) or statement.lineno in kept_defs
+            return
+        if not isinstance(statement, _SIMPLE):
+            self.always = True
+        for target in _targets(statement):
+            base = _base(target)
+            if not isinstance(base, ast.Name) or base.id in _SELVES or base.id in escaping:
+                self.always = True  # code elsewhere may read it
+            elif isinstance(target, ast.Attribute):
+                self.binds.add(target.attr)  # `args.steps = n` changes what `.steps` reads
+            else:
+                self.binds.add(base.id)
+        for call in calls:
+            self._call(call, statement, words, imported, names)
+
+    def _call(self, call: ast.Call, statement: ast.stmt, words: Words, imported: frozenset[str], names: list[ast.Name]) -> None:
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        spans = [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in arguments]
+        inside = {n.id for n in names if any(start <= (n.lineno, n.col_offset) < end for start, end in spans)}
+        self.always = self.always or name in words.followed
+        training = words.says_training(name)
+        if training:
+            self.touched |= {a.id for a in arguments if isinstance(a, ast.Name)} | self.binds
+        base = _base(func)
+        if not isinstance(base, (ast.Name, ast.Constant)) or (base is not func and getattr(base, "id", None) in _SELVES):
+            self.always = True  # a method of `self`, or of what a call returns
+            return
+        # a module's function (`torch.save(model)`) or a literal's (`", ".join(names)`) is made on
+        # nothing: only what it is given counts
+        receiver = base.id if isinstance(base, ast.Name) and base is not func and base.id not in imported else None
+        if receiver is not None:
+            if training:
+                self.touched.add(receiver)
+            self.gives.append((receiver, inside))
+            if isinstance(statement, ast.Expr) and name in _MUTATING:
+                self.binds.add(receiver)  # `params.append(p)` changes `params`
+        if not words.harmless_call(name):
+            self.called_on |= inside | ({receiver} if receiver is not None else set())
+
+
+def _holders(facts: list[_Facts]) -> set[str]:
+    """The names of what training touches, and of what holds it: what a call named for training
+    is made on, is given or makes; then what is made from one, or given one."""
+    using: dict[str, list[int]] = {}  # the statements that make something from each name, or give it
+    for index, fact in enumerate(facts):
+        for name in fact.made_from | {n for _, inside in fact.gives for n in inside}:
+            using.setdefault(name, []).append(index)
+    held = {name for fact in facts for name in fact.touched}
+    todo = list(held)
+    while todo:
+        name = todo.pop()
+        for index in using.get(name, ()):
+            fact = facts[index]
+            made = fact.binds if name in fact.made_from else set()
+            for new in made | {receiver for receiver, inside in fact.gives if name in inside}:
+                if new not in held:
+                    held.add(new)
+                    todo.append(new)
+    return held
+
+
+def _leaves(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, tuple[ast.stmt, ...]]]:
+    """The statements that are not compound ones (nested definitions among them), however nested,
+    each with the compound statements around it."""
+    for statement in body:
+        if isinstance(statement, _COMPOUND):
+            for block in _blocks(statement):
+                yield from _leaves(block, (*compounds, statement))
+        else:
+            yield statement, compounds
+
+
+def _whiles(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, ...]]:
+    """Each `while` loop (an endless one ends what follows it: it stays), with the compound
+    statements around it and itself."""
+    for statement in body:
+        if isinstance(statement, _COMPOUND):
+            inside = (*compounds, statement)
+            if isinstance(statement, ast.While):
+                yield inside
+            for block in _blocks(statement):
+                yield from _whiles(block, inside)
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(statement, (ast.Try, ast.TryStar)):
+        return [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
+    return [statement.body, getattr(statement, "orelse", [])]
+
+
+def _header_words(statement: ast.stmt) -> set[str]:
+    parts: list[ast.AST] = []
+    if isinstance(statement, (ast.If, ast.While)):
+        parts = [statement.test]
+    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+        parts = [statement.target, statement.iter]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        parts = list(statement.items)
+    elif isinstance(statement, (ast.Try, ast.TryStar)):
+        parts = [h for h in statement.handlers]
+    return {_word(n) for p in parts for n in ast.walk(p) if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+def _blocks_blanked(body: list[ast.stmt], kept: set[int], offset: int) -> list[Block]:
+    """`body` and the blocks of the compound statements kept in it that hold something blanked."""
+    out = []
+    block = [(s.lineno + offset, (s.end_lineno or s.lineno) + offset, s.col_offset, s.end_col_offset or 0, id(s) not in kept)
+             for s in body]
+    if any(blank for *_, blank in block):
+        out.append(block)
+    for statement in body:
+        if id(statement) in kept and isinstance(statement, _COMPOUND):
+            for inner in _blocks(statement):
+                out += _blocks_blanked(inner, kept, offset)
+    return out
+
+
+def _targets(statement: ast.stmt) -> list[ast.expr]:
+    if isinstance(statement, ast.Assign):
+        return [t for target in statement.targets for t in _unpacked(target)]
+    if isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+        return _unpacked(statement.target)
+    return []
+
+
+def _unpacked(target: ast.expr) -> list[ast.expr]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in _unpacked(element)]
+    if isinstance(target, ast.Starred):
+        return _unpacked(target.value)
+    return [target]
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk`, as a list and without the `Load` and `Store` of each name (twice as fast)."""
+    found = [node]
+    for current in found:  # grows as it is read
+        for name in _FIELDS.get(type(current)) or _fields(type(current)):
+            value = getattr(current, name, None)
+            if type(value) is list:
+                found.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                found.append(value)
+    return found
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    _FIELDS[kind] = tuple(name for name in kind._fields if name not in ("ctx", "type_comment", "type_ignores"))
+    return _FIELDS[kind]
+
+
+def _base(node: ast.expr) -> ast.expr:
+    """`a` of `a.b[c].d`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def _word(node: ast.Name | ast.Attribute) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr
