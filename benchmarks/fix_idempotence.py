@@ -45,7 +45,7 @@ def fix_tree(tree: Path, lint: str, fix: list[str]) -> dict[str, object]:
         original = digests(root)
         first = run([lint, *fix, "--no-cache", "--exit-zero", "."], root)
         once = digests(root)
-        second = run([lint, *fix, "--no-cache", "--exit-zero", "."], root)
+        run([lint, *fix, "--no-cache", "--exit-zero", "."], root)  # a second fix, of what the first left
         twice = digests(root)
         changed = sorted(path for path in once if once[path] != original.get(path))
         declined = [line for line in first.stderr.splitlines() if " not fixed: " in line]
