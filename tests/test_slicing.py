@@ -123,3 +123,94 @@ def test_a_call_of_a_function_the_analysis_follows_stays() -> None:
         """
     assert "train_step(x)" not in slice_of(code)
     assert "train_step(x)" in slice_of(code, followed=frozenset({"train_step"}))
+
+
+# Every fixture, its loops moved into a function and each function padded with statements that
+# cannot matter (so that it is long enough to be sliced): the same findings with slicing and without.
+NOISE = [
+    '_pad_config = {"lr": 0.1, "steps": 3, "name": "pad"}',
+    "_pad_name = f\"run-{_pad_config['steps']}\"",
+    'print("padding", _pad_name)',
+    "_pad_paths = [str(i) for i in range(3)]",
+    "_pad_total = sum(len(p) for p in _pad_paths)",
+    "if _pad_total > 100:",
+    '    print("long", _pad_total)',
+    '_pad_notes = {"purpose": "padding"}',
+    'print("notes", _pad_notes)',
+] * 3
+SINGLE = sorted(p for p in FIXTURES.rglob("*.py") if "projects" not in p.parts and not p.name.endswith(".fixed.py"))
+
+
+def in_a_function(text: str) -> str:
+    """The module's statements that are not imports, definitions or its docstring, moved into a function."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    kept, moved = [], []
+    for statement in tree.body:
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+        code = lines[first - 1 : statement.end_lineno]
+        stays = isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        if stays or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+            kept += code
+        else:
+            moved += ["    " + line if line.strip() else line for line in code]
+    return "".join(kept) + ("\n\ndef _main():\n" + "".join(moved) + "\n\n_main()\n" if moved else "")
+
+
+def padded(text: str) -> str:
+    """Each function with the statements of `NOISE` first (after its docstring), and a look at its parameters."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    inserts = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) else node.body
+        if not body or body[0].lineno == node.lineno:
+            continue
+        line = lines[body[0].lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        if len(indent) != body[0].col_offset:  # a statement after a `;`
+            continue
+        looks = [f"print(type({a.arg}).__name__)" for a in (*node.args.posonlyargs, *node.args.args)][:2]
+        inserts.append((body[0].lineno - 1, "".join(indent + statement + "\n" for statement in (*NOISE, *looks))))
+    for at, block in sorted(inserts, reverse=True):
+        lines.insert(at, block)
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("path", SINGLE, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_fixture_in_a_long_function_gives_the_same_findings_sliced(path: Path) -> None:
+    try:
+        text = padded(in_a_function(path.read_text(encoding="utf-8")))
+    except (SyntaxError, UnicodeDecodeError, IndexError):
+        pytest.skip("not a module this rewriting can move into a function")
+    sources = {path.name: text}
+    fast, thorough = check_project(sources), check_project(sources, exhaustive=True)
+    assert fast.findings == thorough.findings
+    assert fast.errors.keys() == thorough.errors.keys()
+
+
+def test_the_rewriting_makes_most_fixtures_sliced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """So that the test above compares something: in most fixtures rewritten, statements are left out."""
+    from zerograd_lint import planning
+
+    blanked: list[int] = []
+    original = planning._sliced
+
+    def counting(*args, **kwargs):
+        found = original(*args, **kwargs)
+        blanked.append(sum(blank for block in found for *_, blank in block))
+        return found
+
+    monkeypatch.setattr(planning, "_sliced", counting)
+    sliced = 0
+    for path in SINGLE:
+        try:
+            text = padded(in_a_function(path.read_text(encoding="utf-8")))
+        except (SyntaxError, UnicodeDecodeError, IndexError):
+            continue
+        blanked.clear()
+        check_project({path.name: text})
+        sliced += any(blanked)
+    assert sliced >= 0.7 * len(SINGLE), f"{sliced} of {len(SINGLE)}"
