@@ -124,3 +124,21 @@ def test_code_for_a_node_is_libcsts(path: Path) -> None:
         else:
             assert code_for(module, node) == expected
         stack.extend(node.children)
+
+
+def test_the_analysis_of_a_loop_generates_no_whole_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its loops, functions and the calls that are events (one in a one-line suite among them) are
+    placed from `ast` and from their statements alone."""
+    from zerograd_lint import positions
+    from zerograd_lint.checker import check_project
+
+    made: list[object] = []
+    monkeypatch.setattr(positions.Positions, "__init__", lambda self, *args: made.append(args))
+    source = (
+        "import torch\n\n\ndef train(model, opt, data):\n    for x in data:\n        model(x).sum().backward()\n"
+        "        if x is not None: opt.step()\n"
+    )
+    found = check_project({"m.py": source}).findings["m.py"]
+    assert [(f.line, f.column, f.code) for f in found] == [(5, 5, "ZG001")]
+    assert [(r.line, r.column) for r in found[0].related][0] == (7, 27)
+    assert made == []

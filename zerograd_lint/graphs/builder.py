@@ -113,7 +113,9 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         return self._sites[node]
 
     def _site(self, node: cst.CSTNode) -> Site:
-        line, column = self.module.start(node, self.statements[-1] if self.statements else None)
+        # a one-line suite (`if x: opt.step()`) is generated from the statement it belongs to
+        statement = next((s for s in reversed(self.statements) if not isinstance(s, cst.SimpleStatementSuite)), None)
+        line, column = self.module.start(node, statement)
         return Site(self.module.path, line, column, partial(_shown, self.module.cst, node))
 
     # ---------------------------------------------------------------- expressions and calls
