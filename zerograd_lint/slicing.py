@@ -14,13 +14,16 @@ backward slice, decided with `ast` and generous. A statement stays if
   a call named for training is made on, is given or makes, then what is made from one or given
   one: `accelerator` once `accelerator.prepare(optimizer)`), unless the call's name says it is
   harmless (`log_metrics`, `save_checkpoint`), as an unseen call given the optimizer is read;
-- it binds what a statement kept reads: a local name, an attribute of one (`args.steps = n`), a
-  container changed in place (`params.append(p)`); an attribute of `self`, of anything but a local
-  name, or a global, always stays (code elsewhere may read it);
+- it binds what a statement kept reads: a local name, an attribute of one (`args.steps = n`, which
+  also makes `args` hold what it is given), a container changed in place (`params.append(p)`); an
+  attribute of `self`, of anything but a local name, or a global, always stays (code elsewhere may
+  read it);
 - it defines a function or a class that is read, decorated, says training or is analysed.
 
-A compound statement stays, header and all, when anything in it does, and its header is read;
-else it goes whole, but a `while` always stays (an endless loop ends what follows). A block left
+A compound statement's header is judged as such a statement (`_Header`: `for o in opts:` binds `o`
+from `opts`, an `if` test may clear or be given the optimizer). A compound statement stays, header
+and all, when its header or anything in it does; else it goes whole, but a `while` always stays
+(an endless loop ends what follows). A block left
 empty gets a `pass` (`sparse.sparse_text` blanks the lines). The exhaustive run slices nothing, so
 `tests/test_prefilter.py` holds every fixture to the same findings with and without, and
 `benchmarks/same_findings.py` every real tree.
@@ -55,27 +58,33 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     functions the analysis reads (a nested one stays whatever the slice says); `imported`: the
     names the module's imports bind (a module's name holds no optimizer); `offset`: what to add to
     the lines of `function` (parsed alone) for those of its file."""
-    leaves = list(_leaves(function.body, ()))
+    leaves = [*_leaves(function.body, ()), *_headers(function.body, ())]
     escaping = {name for s, _ in leaves if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
     facts = [_Facts(statement, words, escaping, frozenset(d - offset for d in kept_defs), imported) for statement, _ in leaves]
     held = _holders(facts)
-    binding: dict[str, list[int]] = {}  # the leaves that bind each name
-    for index, fact in enumerate(facts):
+    binding: dict[str, list[int]] = {}  # the statements that bind each name
+    headers: dict[int, list[int]] = {}  # the headers of each compound statement, by its id
+    for index, (fact, (_, compounds)) in enumerate(zip(facts, leaves)):
         for name in fact.binds:
             binding.setdefault(name, []).append(index)
+    for index, (statement, compounds) in enumerate(leaves):
+        if isinstance(statement, _Header):
+            headers.setdefault(id(compounds[-1]), []).append(index)
     kept: set[int] = set()
     read: set[str] = set()
     wanted: set[str] = set()  # read by what is kept, its bindings not yet kept
+    todo: list[int] = []
 
     def around(compounds: tuple[ast.stmt, ...]) -> None:
+        """Keep the compound statements around what is kept, and read their headers."""
         for compound in compounds:
             if id(compound) not in kept:
                 kept.add(id(compound))
-                wanted.update(_header_words(compound))
+                todo.extend(headers.get(id(compound), ()))
 
-    for compound in _whiles(function.body, ()):
-        around(compound)
-    todo = [i for i, fact in enumerate(facts) if fact.always or not fact.called_on.isdisjoint(held)]
+    for compounds in _whiles(function.body, ()):
+        around(compounds)
+    todo += [i for i, fact in enumerate(facts) if fact.always or not fact.called_on.isdisjoint(held)]
     while True:
         while todo:
             index = todo.pop()
@@ -126,6 +135,7 @@ class _Facts:
                  imported: frozenset[str]) -> None:
         names: list[ast.Name] = []
         calls: list[ast.Call] = []
+        walrus: list[str] = []
         self.reads: set[str] = set()
         self.always = False
         for node in _walk(statement):
@@ -139,8 +149,11 @@ class _Facts:
                 calls.append(node)
             elif kind in _ALWAYS:
                 self.always = True
+                if kind is ast.NamedExpr:
+                    walrus.append(node.target.id)
         self.made_from = {n.id for n in names if type(n.ctx) is ast.Load} - imported
-        self.binds: set[str] = set()
+        self.binds: set[str] = set(walrus)  # the statement stays (a `:=`), and what it makes may hold the optimizer
+        self.stores: set[str] = set()  # the names of what an attribute or an item is assigned in
         self.gives: list[tuple[str, set[str]]] = []  # (the name a call is made on, the names in its arguments)
         self.touched: set[str] = set()  # what a call named for training is made on or given, and what it makes
         self.called_on: set[str] = set()  # the names a call that may do something is made on or given
@@ -159,8 +172,11 @@ class _Facts:
                 self.always = True  # code elsewhere may read it
             elif isinstance(target, ast.Attribute):
                 self.binds.add(target.attr)  # `args.steps = n` changes what `.steps` reads
+                self.stores.add(base.id)  # and what `args` holds
             else:
                 self.binds.add(base.id)
+                if target is not base:
+                    self.stores.add(base.id)  # `groups[0] = opt`
         for call in calls:
             self._call(call, statement, words, imported, names)
 
@@ -172,8 +188,10 @@ class _Facts:
         inside = {n.id for n in names if any(start <= (n.lineno, n.col_offset) < end for start, end in spans)}
         self.always = self.always or name in words.followed
         training = words.says_training(name)
-        if training:
-            self.touched |= {a.id for a in arguments if isinstance(a, ast.Name)} | self.binds
+        if training:  # what it is given (`step(ns.optimizer)` gives `ns`), and what it makes
+            given = (_base(a) for a in arguments)
+            self.touched |= {b.id for b in given if isinstance(b, ast.Name) and b.id not in imported}
+            self.touched |= self.binds | self.stores
         base = _base(func)
         if not isinstance(base, (ast.Name, ast.Constant)) or (base is not func and getattr(base, "id", None) in _SELVES):
             self.always = True  # a method of `self`, or of what a call returns
@@ -204,7 +222,7 @@ def _holders(facts: list[_Facts]) -> set[str]:
         name = todo.pop()
         for index in using.get(name, ()):
             fact = facts[index]
-            made = fact.binds if name in fact.made_from else set()
+            made = fact.binds | fact.stores if name in fact.made_from else set()
             for new in made | {receiver for receiver, inside in fact.gives if name in inside}:
                 if new not in held:
                     held.add(new)
@@ -241,17 +259,34 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     return [statement.body, getattr(statement, "orelse", [])]
 
 
-def _header_words(statement: ast.stmt) -> set[str]:
-    parts: list[ast.AST] = []
+class _Header(ast.Assign):
+    """What the header of a compound statement evaluates and binds, as an assignment of its own
+    (`for o in opts:` as `o = opts`; an `if` test as an assignment of nothing): it may call, clear
+    or step, and bind what a statement kept reads."""
+
+
+def _headers(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, tuple[ast.stmt, ...]]]:
+    """The headers of the compound statements, however nested, each with the compound statements
+    around it and its own last."""
+    for statement in body:
+        if not isinstance(statement, _COMPOUND):
+            continue
+        inside = (*compounds, statement)
+        for targets, value in _evaluated(statement):
+            yield _Header(targets=targets, value=value, lineno=statement.lineno, col_offset=statement.col_offset), inside
+        for block in _blocks(statement):
+            yield from _headers(block, inside)
+
+
+def _evaluated(statement: ast.stmt) -> list[tuple[list[ast.expr], ast.expr]]:
+    """(what it binds, what it evaluates) of each part of a compound statement's header."""
     if isinstance(statement, (ast.If, ast.While)):
-        parts = [statement.test]
-    elif isinstance(statement, (ast.For, ast.AsyncFor)):
-        parts = [statement.target, statement.iter]
-    elif isinstance(statement, (ast.With, ast.AsyncWith)):
-        parts = list(statement.items)
-    elif isinstance(statement, (ast.Try, ast.TryStar)):
-        parts = [h for h in statement.handlers]
-    return {_word(n) for p in parts for n in ast.walk(p) if isinstance(n, (ast.Name, ast.Attribute))}
+        return [([], statement.test)]
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return [([statement.target], statement.iter)]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [([item.optional_vars] if item.optional_vars else [], item.context_expr) for item in statement.items]
+    return [([ast.Name(h.name, ast.Store())] if h.name else [], h.type) for h in statement.handlers if h.type is not None]
 
 
 def _blocks_blanked(body: list[ast.stmt], kept: set[int], offset: int) -> list[Block]:
