@@ -142,3 +142,19 @@ def test_the_analysis_of_a_loop_generates_no_whole_module(monkeypatch: pytest.Mo
     assert [(f.line, f.column, f.code) for f in found] == [(5, 5, "ZG001")]
     assert [(r.line, r.column) for r in found[0].related][0] == (7, 27)
     assert made == []
+
+
+@pytest.mark.parametrize("source", [
+    "# training\x0c section\nx = 'é'; y = f(1)\nfor x in data:\n    g(x)\n",  # a form feed in a comment: no line break for Python
+    "s = '\u2028é'; y = f(1)\n",  # a line separator in a string
+    "\x0cfor x in data:\n    g(x)\n",  # a form feed before a statement: ast counts it, LibCST does not
+    "if a:\n\x0c    b = f(1)\n",
+])
+def test_starts_where_only_python_breaks_lines(source: str) -> None:
+    """`Starts` reads the lines as Python breaks them, and leaves a line with a form feed before a
+    statement to the whole module's positions (found by a review: a column one off)."""
+    module = libcst.parse_module(source)
+    expected, starts = Positions(module), Starts(module, source)
+    for node, statement in statements_and_calls(module):
+        where = expected[node].start
+        assert starts.start(node, statement) == (where.line, where.column), (type(node).__name__, where)

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from zerograd_lint.lines import lines_of
+
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -149,7 +151,7 @@ class Starts:
         self._elifs: set[int] = set()  # the `if` nodes of `elif`s, which LibCST writes as `elif` only in their `if`
         self._whole: Positions | None = None
         try:
-            _pair(module.body, ast.parse(text).body, self._starts, text.splitlines(keepends=True), self._elifs)
+            _pair(module.body, ast.parse(text).body, self._starts, lines_of(text), self._elifs)
         except (_Unpaired, SyntaxError, ValueError, IndexError):
             self._whole = Positions(module, lines)
 
@@ -261,11 +263,15 @@ def _statements(block: cst.CSTNode) -> Sequence[cst.CSTNode]:
 
 
 def _column(statement: ast.stmt, text: list[str]) -> tuple[int, int]:
-    """(line, column in characters) of an `ast` statement (its columns count UTF-8 bytes)."""
+    """(line, column in characters) of an `ast` statement (its columns count UTF-8 bytes). A form
+    feed or a vertical tab before it on its line is counted by `ast` and not by LibCST: such a
+    line is not paired (the whole module's positions are read then)."""
     column = statement.col_offset
     line = text[statement.lineno - 1] if statement.lineno <= len(text) else ""
     if column and not line.isascii():
         column = len(line.encode("utf-8")[:column].decode("utf-8", "replace"))
+    if "\x0c" in line[:column] or "\x0b" in line[:column]:
+        raise _Unpaired
     return statement.lineno, column
 
 
