@@ -365,3 +365,55 @@ def test_only_the_roots_that_reach_the_named_files_are_analysed(project: Path, m
     assert sorted(set(analysed)) == ["engine.py", "train.py"]
     assert [(f.path, f.code) for f in report.findings] == [("engine.py", "ZG001")]
     assert findings(run("engine.py")) == {p: f for p, f in findings(run(".")).items() if p == "engine.py"}
+
+
+INNER = '''\
+def train_epoch(model, opt_a, opt_b, data):
+    for x in data:
+        opt_a.zero_grad()
+        model(x).sum().backward()
+        opt_b.step()
+'''
+EPOCHS = '''\
+import torch
+from pkg import train_epoch
+
+
+def main(model, data):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        train_epoch(model, optimizer, optimizer, data)
+'''
+UPDATE = '''\
+import torch
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def update(e, b):  # not named as Ignite's process function is: only `Engine(update)` says what it is
+    model(b).sum().backward()
+    optimizer.step()
+'''
+ENGINE_RUN = '''\
+from ignite.engine import Engine
+
+from steps import optimizer, update
+
+
+def main(data):
+    Engine(update).run(data, max_epochs=2)
+    print(optimizer.state_dict())
+'''
+
+
+@pytest.mark.parametrize(("files", "named"), [
+    # the caller reaches the loop through a package `__init__.py` that never mentions an optimizer:
+    # it passes the name on, and its users are read (the loop clears the very optimizer it steps)
+    ({"pkg/__init__.py": "from .inner import train_epoch\n", "pkg/inner.py": INNER, "main.py": EPOCHS}, "pkg/inner.py"),
+    # a function that trains, with no loop of its own, handed to Ignite as its per-batch callback elsewhere
+    ({"steps.py": UPDATE, "main.py": ENGINE_RUN}, "steps.py"),
+], ids=["through a package init", "a callback handed over elsewhere"])
+def test_shapes_a_review_found_get_alone_what_they_get_whole(project: Path, files: dict[str, str], named: str) -> None:
+    write(project, files)
+    assert findings(run(named)).get(named, []) == findings(run(".")).get(named, [])

@@ -13,10 +13,11 @@ it. So, for the files named by themselves:
 - The files that use a named file are read, unless it holds no loop and parses (nothing they do
   can give it a finding): those that import it and name one of its definitions (whether a run
   looks at the named file at all depends on them), and, in turn, those that use what can
-  complete a loop of it (a definition holding a loop, a nested function or a `training_step`;
-  then their own definitions that name one). A user is followed only if a run over the project
-  could choose it: it mentions an optimizer, gradients or a backward (a model subclassing
-  `nn.Module` does not).
+  complete a loop of it (a definition holding a loop, a nested function, a `training_step` or a
+  function that trains by itself, which a caller may hand to Ignite; then their own definitions
+  that name one). A user is followed only if a run over the project could choose it: it mentions
+  an optimizer, gradients or a backward (a model subclassing `nn.Module` does not), or it is a
+  package's `__init__.py`, which passes names on to its own users.
 - Then what all of these import, in turn, as far as a run could choose it (`select`), through
   any number of imports: a file that trains by itself, a definition imported (or called as
   `module.name(...)`) that mentions gradients or an optimizer, a base class.
@@ -180,7 +181,7 @@ class _Around:
             if path.endswith(NOTEBOOK_SUFFIXES):  # nothing imports a notebook
                 continue
             text = self._text(path) or ""
-            wanted[path] = reached(text)
+            wanted[path] = reached(text, self.cues.trains_by_itself)
             if wanted[path] or not _parses(text):
                 # any use of it decides whether a run looks at it at all: the analysis of its loops,
                 # its refusal if it does not parse (a file with no loop that parses holds no finding)
@@ -219,9 +220,9 @@ class _Around:
         for path in sorted(candidates):
             if (
                 path == target or spelt.isdisjoint(self._spelt(path))
-                or target not in self._imports_of(path) or not self._may_train(path)
+                or target not in self._imports_of(path) or not (self._may_train(path) or _is_init(path))
             ):
-                continue
+                continue  # a package's `__init__.py` passes what it imports on to its users
             imported, by_definition = self._words(path)
             found[path] = (names & imported) | {
                 defined for defined, named in by_definition.items() if not named.isdisjoint(names)
@@ -361,6 +362,10 @@ class _Around:
         return self.texts[path]
 
 
+def _is_init(path: str) -> bool:
+    return os.path.basename(path) == "__init__.py"
+
+
 def _package_of(path: str) -> str:
     """The folder of the outermost package holding `path`, spelt as `path` is and ending in a
     separator: no relative import reaches from outside it ("" where that cannot be told)."""
@@ -385,15 +390,17 @@ _LOOP = re.compile(r"\n[ \t]+(?:async[ \t]+)?(?:for|while)\b")
 _INNER_DEF = re.compile(r"\n([ \t]+)(?:async[ \t]+)?def\b")
 
 
-def reached(text: str) -> set[str]:
+def reached(text: str, trains: Callable[[str], bool] = lambda block: False) -> set[str]:
     """The module-level definitions of a file that code elsewhere can complete: a function or a
     class that holds a loop (a caller's epoch loop runs it, a subclass provides the step it
     calls), a function that holds a function (a per-batch callback, handed to a framework by
-    whoever calls its factory), a class with a `training_step`."""
+    whoever calls its factory), a class with a `training_step`, a function that `trains` by
+    itself (`Engine(update)` elsewhere makes it a per-batch callback)."""
     found = set()
     for name, block in definitions(text).items():
         depths = {len(match.group(1).expandtabs()) for match in _INNER_DEF.finditer(block)}
         nested = bool(depths) if not block.startswith("class") else len(depths) > 1
-        if _LOOP.search(block) or nested or "training_step" in block:
+        function = not block.startswith("class")
+        if _LOOP.search(block) or nested or "training_step" in block or (function and trains(block)):
             found.add(name)
     return found
