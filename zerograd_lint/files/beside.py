@@ -34,13 +34,13 @@ the analysis, whose error for it the run does not report (it was not asked for).
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from zerograd_lint.files import NOTEBOOK_SUFFIXES, FileSelection, _Walk, read_source
+from zerograd_lint.files.completed import parses, reached
 from zerograd_lint.files.imports import import_origins, import_words, last_name
 from zerograd_lint.findings import SourceError
 from zerograd_lint.project import Project
@@ -182,7 +182,7 @@ class _Around:
                 continue
             text = self._text(path) or ""
             wanted[path] = reached(text, self.cues.trains_by_itself)
-            if wanted[path] or not _parses(text):
+            if wanted[path] or not parses(text):
                 # any use of it decides whether a run looks at it at all: the analysis of its loops,
                 # its refusal if it does not parse (a file with no loop that parses holds no finding)
                 use(self._users_of(path, set(self._definitions(path)), wanted[path]), frontier)
@@ -375,32 +375,6 @@ def _package_of(path: str) -> str:
     return os.path.join(folder, "") if folder else ""
 
 
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 _ATTRIBUTE_CALL = re.compile(r"\.(\w+)\s*\(")
 _WORD = re.compile(rb"\w+")
 _NAME = re.compile(r"\w+")
-_LOOP = re.compile(r"\n[ \t]+(?:async[ \t]+)?(?:for|while)\b")
-_INNER_DEF = re.compile(r"\n([ \t]+)(?:async[ \t]+)?def\b")
-
-
-def reached(text: str, trains: Callable[[str], bool] = lambda block: False) -> set[str]:
-    """The module-level definitions of a file that code elsewhere can complete: a function or a
-    class that holds a loop (a caller's epoch loop runs it, a subclass provides the step it
-    calls), a function that holds a function (a per-batch callback, handed to a framework by
-    whoever calls its factory), a class with a `training_step`, a function that `trains` by
-    itself (`Engine(update)` elsewhere makes it a per-batch callback)."""
-    found = set()
-    for name, block in definitions(text).items():
-        depths = {len(match.group(1).expandtabs()) for match in _INNER_DEF.finditer(block)}
-        nested = bool(depths) if not block.startswith("class") else len(depths) > 1
-        function = not block.startswith("class")
-        if _LOOP.search(block) or nested or "training_step" in block or (function and trains(block)):
-            found.add(name)
-    return found
