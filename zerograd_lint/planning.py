@@ -13,10 +13,10 @@ from functools import partial
 
 from zerograd_lint.project import REEXPORTS_READ, Project
 from zerograd_lint.reach import Reach, connect
+from zerograd_lint.lines import lines_of
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.slicing import Block, Words, blocks, words_of
-from zerograd_lint.lines import lines_of
-from zerograd_lint.sparse import _at_sign, sparse_text
+from zerograd_lint.sparse import at_sign, sparse_text
 from zerograd_lint.survey import MODULE, ModuleSurvey
 
 Roots = tuple[str, tuple[int, ...]]  # a module's path, and the `def` lines of roots analysed there
@@ -69,8 +69,8 @@ class Plan:
 
     def sparse(self, path: str) -> tuple[str, list[int]]:
         """What LibCST gets of a module: only what can matter (`sparse.sparse_text`), its functions
-        that cannot emptied and the statements of the others that cannot sliced away. Made once,
-        where the module is parsed (the slicing is a share of the analysis)."""
+        that cannot matter emptied, and the statements of the others that cannot sliced away
+        (`_sliced`). Made once, where the module is parsed: the slicing is a share of the analysis."""
         if path not in self._sparse:
             text, survey, keep, analysed = self._cut(path)
             sliced = () if self.exhaustive else _sliced(text, survey, keep, self.words)
@@ -109,7 +109,7 @@ def _sliced(text: str, survey: ModuleSurvey, keep: frozenset[int], words: Words)
     found: list[Block] = []
     imported = frozenset(survey.imported)
     for body in long:
-        first = _at_sign(lines, body.decorated) if body.decorated < body.header else body.header
+        first = at_sign(lines, body.decorated) if body.decorated < body.header else body.header
         header = lines[body.header - 1]
         indented = header[: len(header) - len(header.lstrip())] != ""
         code = ("if 1:\n" if indented else "") + "".join(lines[first - 1 : body.last])

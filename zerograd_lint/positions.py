@@ -143,10 +143,11 @@ class Starts:
     The analysis asks for the loops, the functions and the calls that are events: a few hundred
     nodes of a module of tens of thousands."""
 
-    __slots__ = ("_module", "_lines", "_text", "_starts", "_elifs", "_whole")
+    __slots__ = ("_module", "_lines", "_starts", "_elifs", "_whole")
 
     def __init__(self, module: cst.Module, text: str, lines: list[int] | None = None) -> None:
-        self._module, self._lines, self._text = module, lines, text
+        """`text`: the module's code, which `ast` parses again; `lines`: as `Positions` takes them."""
+        self._module, self._lines = module, lines
         self._starts: dict[int, tuple[int, int]] = {}
         self._elifs: set[int] = set()  # the `if` nodes of `elif`s, which LibCST writes as `elif` only in their `if`
         self._whole: Positions | None = None

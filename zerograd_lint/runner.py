@@ -170,13 +170,13 @@ def checked(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabulary()
 
     if cache is None or loops:
         return check_project(sources, vocabulary, team=team, loops=loops, reported=reported)
-    kind = "all" if reported is None else "all\0" + "\0".join(sorted(reported))  # the same sources, other files reported
-    whole = cache_key(kind, sources, vocabulary)
+    said_of = "" if reported is None else "\0" + "\0".join(sorted(reported))  # the same sources, other files reported
+    whole = cache_key("all" + said_of, sources, vocabulary)
     if (hit := cache.get(whole, sources)) is not None:
         return Result(*hit)
     with Run(sources, vocabulary, team=team, reported=reported) as run:
         chosen = run.choose()
-        part = cache_key(kind.replace("all", "chosen", 1), chosen, vocabulary)
+        part = cache_key("chosen" + said_of, chosen, vocabulary)
         if (hit := cache.get(part, chosen)) is not None:
             analysed = Result(*hit)
         else:

@@ -58,16 +58,16 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     functions the analysis reads (a nested one stays whatever the slice says); `imported`: the
     names the module's imports bind (a module's name holds no optimizer); `offset`: what to add to
     the lines of `function` (parsed alone) for those of its file."""
-    leaves = [*_leaves(function.body, ()), *_headers(function.body, ())]
-    escaping = {name for s, _ in leaves if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
-    facts = [_Facts(statement, words, escaping, frozenset(d - offset for d in kept_defs), imported) for statement, _ in leaves]
+    statements = [*_leaves(function.body, ()), *_headers(function.body, ())]  # each with the compounds around it
+    escaping = {name for s, _ in statements if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
+    kept_defs = frozenset(line - offset for line in kept_defs)
+    facts = [_Facts(statement, words, escaping, kept_defs, imported) for statement, _ in statements]
     held = _holders(facts)
     binding: dict[str, list[int]] = {}  # the statements that bind each name
     headers: dict[int, list[int]] = {}  # the headers of each compound statement, by its id
-    for index, (fact, (_, compounds)) in enumerate(zip(facts, leaves)):
+    for index, ((statement, compounds), fact) in enumerate(zip(statements, facts)):
         for name in fact.binds:
             binding.setdefault(name, []).append(index)
-    for index, (statement, compounds) in enumerate(leaves):
         if isinstance(statement, _Header):
             headers.setdefault(id(compounds[-1]), []).append(index)
     kept: set[int] = set()
@@ -88,7 +88,7 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     while True:
         while todo:
             index = todo.pop()
-            statement, compounds = leaves[index]
+            statement, compounds = statements[index]
             if id(statement) not in kept:
                 kept.add(id(statement))
                 wanted.update(facts[index].reads)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from zerograd_lint.lines import lines_of
@@ -133,7 +133,7 @@ def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed
     for body in shape.bodies:
         if not body.defs.isdisjoint(keep) or body.first > len(lines):
             continue
-        first = _at_sign(lines, body.first) if body.first_decorated else body.first
+        first = at_sign(lines, body.first) if body.first_decorated else body.first
         stubbed = not module_analysed and _stubbed(lines, body, first)
         for number in range(first - 1, min(body.last, len(lines))):
             line = lines[number]
@@ -187,7 +187,7 @@ def _stubbed(lines: list[str], body: Body, first: int) -> bool:
     start a line of its own (`def f(a,\n      b): return a`): that header stays as it is."""
     if body.header > len(lines) or _columns(lines[first - 1], body.indent).strip():
         return False
-    decorated = _at_sign(lines, body.decorated) if body.decorated < body.header else body.header
+    decorated = at_sign(lines, body.decorated) if body.decorated < body.header else body.header
     header = lines[body.header - 1]
     for number in range(decorated - 1, first - 1):
         lines[number] = _newline(lines[number])
@@ -195,7 +195,7 @@ def _stubbed(lines: list[str], body: Body, first: int) -> bool:
     return True
 
 
-def _at_sign(lines: list[str], line: int) -> int:
+def at_sign(lines: list[str], line: int) -> int:
     """The line of the `@` of a decorator whose expression starts on `line`."""
     at = line
     while at > 1 and not lines[at - 1].lstrip().startswith("@"):

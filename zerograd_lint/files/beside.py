@@ -20,7 +20,8 @@ it. So, for the files named by themselves:
   package's `__init__.py`, which passes names on to its own users.
 - Then what all of these import, in turn, as far as a run could choose it (`select`), through
   any number of imports: a file that trains by itself, a definition imported (or called as
-  `module.name(...)`) that mentions gradients or an optimizer, a base class.
+  `module.name(...)`) that mentions gradients or an optimizer, a base class. A package's
+  `__init__.py` that only passes such a name on is read, not followed into all it imports.
 
 Imports are read from the text, generously (nothing is parsed here: `imports.py`), and resolved as
 the analysis resolves them in a run over the project (`zerograd_lint.project`), among the files
