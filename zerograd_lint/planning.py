@@ -92,9 +92,9 @@ class Plan:
 
 
 # A function body of fewer lines is given to LibCST whole, and so is a module whose long functions
-# kept are less than a share of its lines: slicing them would save less than parsing the module
-# again with `ast` costs (a training script's `main()` is most of it; torch's modules hold a long
-# function kept among hundreds). Measured with benchmarks/speed.py on diffusers and torch.
+# kept are less than a share of its lines: there, what slicing leaves out is little of what LibCST
+# parses (a training script's `main()` is most of it; torch's `distributed_test.py` keeps 1,181
+# lines of such functions among 11,007, and slicing them takes 2,160 LibCST lines to 2,099).
 SLICED_FROM = 25  # lines
 SLICED_SHARE = 0.3
 
