@@ -179,16 +179,27 @@ def padded(text: str) -> str:
     return "".join(lines)
 
 
+def unsliced(sources: dict[str, str], monkeypatch: pytest.MonkeyPatch):
+    """The run as it is, but for the slicing (the exhaustive run also analyses every loop, so
+    only its findings compare: `--show-loops` lists more there)."""
+    from zerograd_lint import planning
+
+    with monkeypatch.context() as patched:
+        patched.setattr(planning, "SLICED_SHARE", float("inf"))
+        return check_project(sources, loops=True)
+
+
 @pytest.mark.parametrize("path", SINGLE, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_a_fixture_in_a_long_function_gives_the_same_findings_sliced(path: Path) -> None:
+def test_a_fixture_in_a_long_function_gives_the_same_findings_sliced(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     try:
         text = padded(in_a_function(path.read_text(encoding="utf-8")))
     except (SyntaxError, UnicodeDecodeError, IndexError):
         pytest.skip("not a module this rewriting can move into a function")
     sources = {path.name: text}
-    fast, thorough = check_project(sources), check_project(sources, exhaustive=True)
-    assert fast.findings == thorough.findings
-    assert fast.errors.keys() == thorough.errors.keys()
+    fast, whole = check_project(sources, loops=True), unsliced(sources, monkeypatch)
+    assert fast.findings == check_project(sources, exhaustive=True).findings == whole.findings
+    assert fast.errors.keys() == whole.errors.keys()
+    assert fast.loops == whole.loops
 
 
 def test_the_rewriting_makes_most_fixtures_sliced(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -300,10 +311,10 @@ REVIEWED = {
 
 
 @pytest.mark.parametrize("body", REVIEWED.values(), ids=list(REVIEWED))
-def test_reviewed_shapes_give_the_same_findings_and_loops_sliced(body: str) -> None:
+def test_reviewed_shapes_give_the_same_findings_and_loops_sliced(body: str, monkeypatch: pytest.MonkeyPatch) -> None:
     text = padded("import torch\n\n\ndef main(model, data):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n")
     sources = {"m.py": text}
-    fast, thorough = check_project(sources, loops=True), check_project(sources, exhaustive=True, loops=True)
-    assert fast.findings == thorough.findings
-    assert fast.loops == thorough.loops
+    fast, whole = check_project(sources, loops=True), unsliced(sources, monkeypatch)
+    assert fast.findings == check_project(sources, exhaustive=True).findings == whole.findings
+    assert fast.loops == whole.loops
     assert len(sliced_and_whole(text)[0]) < len(text)  # something was left out
