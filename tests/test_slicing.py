@@ -310,9 +310,58 @@ REVIEWED = {
 }
 
 
+# A second review: a local or a parameter named like something the module imports, and the
+# object an optimizer was taken from (`opt = trainer.opt`), which holds it.
+REVIEWED_AGAIN = {
+    "a local named like an import": ("import state\nfrom argparse import Namespace\n", "main(model, data)", """
+        state = Namespace()
+        state.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            state.optimizer.step()
+            state.tick()
+    """),
+    "a parameter named like an import": ("import trainer\n", "train(trainer, model, data)", """
+        trainer.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            trainer.optimizer.step()
+            trainer.tick()
+    """),
+    "a name imported in another function": ("from argparse import Namespace\n\n\ndef other():\n    from somewhere import state\n",
+                                            "main(model, data)", """
+        state = Namespace()
+        state.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        box = state
+        for x in data:
+            model(x).sum().backward()
+            state.optimizer.step()
+            box.tick()
+    """),
+    "an optimizer taken from a parameter": ("", "main(model, data, trainer)", """
+        optimizer = trainer.optimizer
+        for x in data:
+            model(x).sum().backward()
+            optimizer.step()
+            trainer.on_batch_end()
+    """),
+    "an optimizer taken from a local, its holder given": ("", "main(model, data)", """
+        trainer = Trainer()
+        opt = trainer.opt
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            after_batch(trainer)
+    """),
+}
+REVIEWED.update({name: (imports, header, body) for name, (imports, header, body) in REVIEWED_AGAIN.items()})
+
+
 @pytest.mark.parametrize("body", REVIEWED.values(), ids=list(REVIEWED))
-def test_reviewed_shapes_give_the_same_findings_and_loops_sliced(body: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = padded("import torch\n\n\ndef main(model, data):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n")
+def test_reviewed_shapes_give_the_same_findings_and_loops_sliced(body: str | tuple[str, str, str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    imports, header, code = body if isinstance(body, tuple) else ("", "main(model, data)", body)
+    text = padded(f"import torch\n{imports}\n\ndef {header}:\n" + textwrap.indent(textwrap.dedent(code).strip("\n"), "    ") + "\n")
     sources = {"m.py": text}
     fast, whole = check_project(sources, loops=True), unsliced(sources, monkeypatch)
     assert fast.findings == check_project(sources, exhaustive=True).findings == whole.findings

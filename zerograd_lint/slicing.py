@@ -12,8 +12,10 @@ backward slice, decided with `ast` and generous. A statement stays if
   (by name), a method of `self`, or a method of what a call returns;
 - it calls something given, or a method of, what training touches or holds it (`_holders`: what
   a call named for training is made on, is given or makes, then what is made from one or given
-  one: `accelerator` once `accelerator.prepare(optimizer)`), unless the call's name says it is
-  harmless (`log_metrics`, `save_checkpoint`), as an unseen call given the optimizer is read;
+  one: `accelerator` once `accelerator.prepare(optimizer)`, and what one is taken from: `trainer`
+  of `opt = trainer.opt`), unless the call's name says it is harmless (`log_metrics`,
+  `save_checkpoint`), as an unseen call given the optimizer is read. A name the module imports is
+  a module, made on nothing, unless the function binds it or assigns into it (`_bound_in`);
 - it binds what a statement kept reads: a local name, an attribute of one (`args.steps = n`, which
   also makes `args` hold what it is given), a container changed in place (`params.append(p)`); an
   attribute of `self`, of anything but a local name, or a global, always stays (code elsewhere may
@@ -61,6 +63,7 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     statements = [*_leaves(function.body, ()), *_headers(function.body, ())]  # each with the compounds around it
     escaping = {name for s, _ in statements if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
     kept_defs = frozenset(line - offset for line in kept_defs)
+    imported = imported - _bound_in(function)
     facts = [_Facts(statement, words, escaping, kept_defs, imported) for statement, _ in statements]
     held = _holders(facts)
     binding: dict[str, list[int]] = {}  # the statements that bind each name
@@ -154,6 +157,9 @@ class _Facts:
         self.made_from = {n.id for n in names if type(n.ctx) is ast.Load} - imported
         self.binds: set[str] = set(walrus)  # the statement stays (a `:=`), and what it makes may hold the optimizer
         self.stores: set[str] = set()  # the names of what an attribute or an item is assigned in
+        # what an assignment's value is an attribute or an item of (`trainer` of `opt = trainer.opt`)
+        value = getattr(statement, "value", None)
+        self.taken_from = {b.id for b in _containers(value) if b.id not in imported} if value is not None else set()
         self.gives: list[tuple[str, set[str]]] = []  # (the name a call is made on, the names in its arguments)
         self.touched: set[str] = set()  # what a call named for training is made on or given, and what it makes
         self.called_on: set[str] = set()  # the names a call that may do something is made on or given
@@ -209,24 +215,47 @@ class _Facts:
             self.called_on |= inside | ({receiver} if receiver is not None else set())
 
 
+def _bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names `function` binds (its parameters, what it assigns, however nested), and those it
+    assigns an attribute or an item of: there, a name the module imports is not the module's."""
+    bound: set[str] = set()
+    for node in _walk(function):
+        kind = type(node)
+        if kind is ast.arg:
+            bound.add(node.arg)
+        elif kind is ast.Name and type(node.ctx) is not ast.Load:
+            bound.add(node.id)
+        elif kind in (ast.Attribute, ast.Subscript) and type(node.ctx) is not ast.Load:
+            base = _base(node)
+            if isinstance(base, ast.Name):
+                bound.add(base.id)
+    return bound
+
+
 def _holders(facts: list[_Facts]) -> set[str]:
     """The names of what training touches, and of what holds it: what a call named for training
     is made on, is given or makes; then what is made from one, or given one."""
     using: dict[str, list[int]] = {}  # the statements that make something from each name, or give it
+    taking: dict[str, list[int]] = {}  # the statements that bind each name from what holds it
     for index, fact in enumerate(facts):
         for name in fact.made_from | {n for _, inside in fact.gives for n in inside}:
             using.setdefault(name, []).append(index)
+        for name in fact.binds if fact.taken_from else ():
+            taking.setdefault(name, []).append(index)
     held = {name for fact in facts for name in fact.touched}
     todo = list(held)
     while todo:
         name = todo.pop()
+        found: set[str] = set()
         for index in using.get(name, ()):
             fact = facts[index]
-            made = fact.binds | fact.stores if name in fact.made_from else set()
-            for new in made | {receiver for receiver, inside in fact.gives if name in inside}:
-                if new not in held:
-                    held.add(new)
-                    todo.append(new)
+            found |= fact.binds | fact.stores if name in fact.made_from else set()
+            found |= {receiver for receiver, inside in fact.gives if name in inside}
+        for index in taking.get(name, ()):  # `opt = trainer.opt`: `trainer` holds what `opt` is
+            found |= facts[index].taken_from
+        for new in found - held:
+            held.add(new)
+            todo.append(new)
     return held
 
 
@@ -338,6 +367,17 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(kind: type) -> tuple[str, ...]:
     _FIELDS[kind] = tuple(name for name in kind._fields if name not in ("ctx", "type_comment", "type_ignores"))
     return _FIELDS[kind]
+
+
+def _containers(value: ast.expr) -> list[ast.Name]:
+    """The names whose attribute or item `value` is, as it is or among the values it packs
+    (`trainer.opt`, `opts[0]`, `(state.opt, other.opt)`); not through a call."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [name for element in value.elts for name in _containers(element)]
+    node = value
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return [node] if isinstance(node, ast.Name) and node is not value else []
 
 
 def _base(node: ast.expr) -> ast.expr:
