@@ -417,3 +417,21 @@ def main(data):
 def test_shapes_a_review_found_get_alone_what_they_get_whole(project: Path, files: dict[str, str], named: str) -> None:
     write(project, files)
     assert findings(run(named)).get(named, []) == findings(run(".")).get(named, [])
+
+
+def test_a_cached_run_of_a_named_file_is_not_the_run_of_its_project(project: Path) -> None:
+    """A named file and the files beside it may be all the project's files: the cache keeps the
+    named run's result apart (it says nothing of the others: their roots were not analysed, their
+    markers not looked for), and the run over the project still finds what is in them."""
+    unused = "# noqa: ZG001\nx = 1\n"
+    write(project, {"steps.py": STEP + unused, "train.py": LOOP})
+
+    def cached(*args: str) -> dict[str, list[dict]]:
+        done = CliRunner().invoke(main, ["--output-format", "json", *args], catch_exceptions=False)
+        return findings(done)
+
+    named = cached("train.py")
+    assert list(named) == ["train.py"]
+    whole = cached(".")
+    assert [f["code"] for f in whole["steps.py"]] == ["ZG100"] and whole["train.py"] == named["train.py"]
+    assert cached("train.py") == named
