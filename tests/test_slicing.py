@@ -189,13 +189,22 @@ def unsliced(sources: dict[str, str], monkeypatch: pytest.MonkeyPatch):
         return check_project(sources, loops=True)
 
 
+def rewritten(text: str) -> str:
+    """`text` moved into a function and padded; where its layout defeats the moving (form feeds,
+    odd indentation), only padded; the text itself where neither parses."""
+    for rewrite in (lambda t: padded(in_a_function(t)), padded):
+        try:
+            candidate = rewrite(text)
+            ast.parse(candidate)
+        except (SyntaxError, IndexError):
+            continue
+        return candidate
+    return text
+
+
 @pytest.mark.parametrize("path", SINGLE, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_a_fixture_in_a_long_function_gives_the_same_findings_sliced(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        text = padded(in_a_function(path.read_text(encoding="utf-8")))
-    except (SyntaxError, UnicodeDecodeError, IndexError):
-        pytest.skip("not a module this rewriting can move into a function")
-    sources = {path.name: text}
+    sources = {path.name: rewritten(path.read_text(encoding="utf-8"))}
     fast, whole = check_project(sources, loops=True), unsliced(sources, monkeypatch)
     assert fast.findings == check_project(sources, exhaustive=True).findings == whole.findings
     assert fast.errors.keys() == whole.errors.keys()
@@ -217,12 +226,8 @@ def test_the_rewriting_makes_most_fixtures_sliced(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(planning, "_sliced", counting)
     sliced = 0
     for path in SINGLE:
-        try:
-            text = padded(in_a_function(path.read_text(encoding="utf-8")))
-        except (SyntaxError, UnicodeDecodeError, IndexError):
-            continue
         blanked.clear()
-        check_project({path.name: text})
+        check_project({path.name: rewritten(path.read_text(encoding="utf-8"))})
         sliced += any(blanked)
     assert sliced >= 0.7 * len(SINGLE), f"{sliced} of {len(SINGLE)}"
 
