@@ -91,8 +91,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
     needed = {(p, l) for p, lines in rooted.items() for l in lines}
     if reported is not None:
         needed &= _reaching_into(reported, useful | needed, callers)
-        for path, survey in out.items():
-            out[path] = dataclasses.replace(survey, roots=frozenset(l for l in survey.roots if (path, l) in needed))
+    analysed = set(needed)  # the roots analysed: those that reach a file reported
     todo = list(needed)
     while todo:
         for callee in calls.get(todo.pop(), ()):
@@ -101,7 +100,8 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
                 todo.append(callee)
     needed_in = _by_module(needed)
     for path, survey in out.items():
-        out[path] = dataclasses.replace(survey, needed=frozenset(needed_in.get(path, ())))
+        roots = frozenset(l for l in survey.roots if (path, l) in analysed)
+        out[path] = dataclasses.replace(survey, roots=roots, needed=frozenset(needed_in.get(path, ())))
     return out
 
 

@@ -60,7 +60,7 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     functions the analysis reads (a nested one stays whatever the slice says); `imported`: the
     names the module's imports bind (a module's name holds no optimizer); `offset`: what to add to
     the lines of `function` (parsed alone) for those of its file."""
-    statements = [*_leaves(function.body, ()), *_headers(function.body, ())]  # each with the compounds around it
+    statements = list(_statements(function.body, ()))
     escaping = {name for s, _ in statements if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
     kept_defs = frozenset(line - offset for line in kept_defs)
     imported = imported - _bound_in(function)
@@ -85,8 +85,9 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
                 kept.add(id(compound))
                 todo.extend(headers.get(id(compound), ()))
 
-    for compounds in _whiles(function.body, ()):
-        around(compounds)
+    for statement, compounds in statements:  # a `while` always stays: an endless one ends what follows it
+        if isinstance(statement, _Header) and isinstance(compounds[-1], ast.While):
+            around(compounds)
     todo += [i for i, fact in enumerate(facts) if fact.always or not fact.called_on.isdisjoint(held)]
     while True:
         while todo:
@@ -163,8 +164,7 @@ class _Facts:
         self.gives: list[tuple[str, set[str]]] = []  # (the name a call is made on, the names in its arguments)
         self.touched: set[str] = set()  # what a call named for training is made on or given, and what it makes
         self.called_on: set[str] = set()  # the names a call that may do something is made on or given
-        self.says = any(words.says_training(w) for w in self.reads)
-        self.always = self.always or self.says
+        self.always = self.always or any(words.says_training(w) for w in self.reads)
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # a nested definition binds its name and runs nothing: read, decorated, or read by the analysis, it stays
             self.binds.add(statement.name)
@@ -259,52 +259,38 @@ def _holders(facts: list[_Facts]) -> set[str]:
     return held
 
 
-def _leaves(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, tuple[ast.stmt, ...]]]:
-    """The statements that are not compound ones (nested definitions among them), however nested,
-    each with the compound statements around it."""
-    for statement in body:
-        if isinstance(statement, _COMPOUND):
-            for block in _blocks(statement):
-                yield from _leaves(block, (*compounds, statement))
-        else:
-            yield statement, compounds
-
-
-def _whiles(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, ...]]:
-    """Each `while` loop (an endless one ends what follows it: it stays), with the compound
-    statements around it and itself."""
-    for statement in body:
-        if isinstance(statement, _COMPOUND):
-            inside = (*compounds, statement)
-            if isinstance(statement, ast.While):
-                yield inside
-            for block in _blocks(statement):
-                yield from _whiles(block, inside)
-
-
-def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+def blocks_of(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a compound statement that is not a definition (none of another)."""
+    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [statement.body]
     if isinstance(statement, (ast.Try, ast.TryStar)):
         return [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
-    return [statement.body, getattr(statement, "orelse", [])]
+    if isinstance(statement, ast.Match):
+        return [case.body for case in statement.cases]
+    return []
+
+
+def _statements(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, tuple[ast.stmt, ...]]]:
+    """The statements that are not compound ones (nested definitions among them), and the headers
+    of the compound ones, however nested, each with the compound statements around it (a header's
+    own last)."""
+    for statement in body:
+        if not isinstance(statement, _COMPOUND):
+            yield statement, compounds
+            continue
+        inside = (*compounds, statement)
+        for targets, value in _evaluated(statement):
+            yield _Header(targets=targets, value=value, lineno=statement.lineno, col_offset=statement.col_offset), inside
+        for block in blocks_of(statement):
+            yield from _statements(block, inside)
 
 
 class _Header(ast.Assign):
     """What the header of a compound statement evaluates and binds, as an assignment of its own
     (`for o in opts:` as `o = opts`; an `if` test as an assignment of nothing): it may call, clear
     or step, and bind what a statement kept reads."""
-
-
-def _headers(body: list[ast.stmt], compounds: tuple[ast.stmt, ...]) -> Iterator[tuple[ast.stmt, tuple[ast.stmt, ...]]]:
-    """The headers of the compound statements, however nested, each with the compound statements
-    around it and its own last."""
-    for statement in body:
-        if not isinstance(statement, _COMPOUND):
-            continue
-        inside = (*compounds, statement)
-        for targets, value in _evaluated(statement):
-            yield _Header(targets=targets, value=value, lineno=statement.lineno, col_offset=statement.col_offset), inside
-        for block in _blocks(statement):
-            yield from _headers(block, inside)
 
 
 def _evaluated(statement: ast.stmt) -> list[tuple[list[ast.expr], ast.expr]]:
@@ -327,7 +313,7 @@ def _blocks_blanked(body: list[ast.stmt], kept: set[int], offset: int) -> list[B
         out.append(block)
     for statement in body:
         if id(statement) in kept and isinstance(statement, _COMPOUND):
-            for inner in _blocks(statement):
+            for inner in blocks_of(statement):
                 out += _blocks_blanked(inner, kept, offset)
     return out
 

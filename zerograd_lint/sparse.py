@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from zerograd_lint.lines import lines_of
-from zerograd_lint.slicing import Block
+from zerograd_lint.slicing import Block, blocks_of
 
 _KEPT_METHODS = frozenset({"__init__", "configure_optimizers", "__call__"})
 _LONG = 15  # lines: a longer module-level statement that is not a definition is blanked
@@ -96,7 +96,7 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
                 classes.append(Klass(statement.name, bases, frozenset(f.lineno for f in own),
                                      frozenset(f.lineno for f in own if f.name in _KEPT_METHODS)))
             else:  # definitions under `if HAS_FX:`, `try:` and the like are emptied too
-                for block in _blocks(statement):
+                for block in blocks_of(statement):
                     visit(block, methods)
 
     visit(tree.body, None)
@@ -106,19 +106,6 @@ def outline(tree: ast.Module, def_lines: list[int]) -> Outline:
         and (s.end_lineno or s.lineno) - s.lineno + 1 > _LONG
     )
     return Outline(tuple(bodies), long, tuple(classes))
-
-
-def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists of a compound statement that is not a definition."""
-    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-        return [statement.body, statement.orelse]
-    if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return [statement.body]
-    if isinstance(statement, (ast.Try, ast.TryStar)):
-        return [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
-    if isinstance(statement, ast.Match):
-        return [case.body for case in statement.cases]
-    return []
 
 
 def sparse_text(text: str, shape: Outline, keep: frozenset[int], module_analysed: bool,

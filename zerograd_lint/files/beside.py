@@ -93,14 +93,20 @@ def _regions(path: str) -> list[_Region]:
     if root is not None:
         return [_Region(root, True)]
     folder = os.path.dirname(os.path.abspath(path))
-    top = folder
-    while os.path.exists(os.path.join(top, "__init__.py")):
-        top = os.path.dirname(top)
     regions = [_Region(folder, False)]
-    if top != folder:  # the outermost package, and what lies beside it
-        package = os.path.join(top, os.path.relpath(folder, top).split(os.sep)[0])
-        regions += [_Region(package, True), _Region(top, False)]
+    package = _outermost_package(folder)
+    if package is not None:  # the outermost package, and what lies beside it
+        regions += [_Region(package, True), _Region(os.path.dirname(package), False)]
     return regions
+
+
+def _outermost_package(folder: str) -> str | None:
+    """The outermost package holding `folder` (absolute), if it is one."""
+    if not os.path.exists(os.path.join(folder, "__init__.py")):
+        return None
+    while os.path.dirname(folder) != folder and os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder
 
 
 class _Around:
@@ -371,7 +377,8 @@ def _package_of(path: str) -> str:
     """The folder of the outermost package holding `path`, spelt as `path` is and ending in a
     separator: no relative import reaches from outside it ("" where that cannot be told)."""
     folder = os.path.dirname(path)
-    while folder and os.path.exists(os.path.join(os.path.abspath(os.path.dirname(folder)), "__init__.py")):
+    real = os.path.abspath(folder)
+    for _ in range(real.count(os.sep) - (_outermost_package(real) or real).count(os.sep)):
         folder = os.path.dirname(folder)
     return os.path.join(folder, "") if folder else ""
 
