@@ -306,19 +306,35 @@ def test_start_up_does_not_import_libcst() -> None:
     assert "libcst" not in importtime.stderr
 
 
-@pytest.mark.parametrize(("source", "parsed"), [
-    ("import torch\n\nprint(torch.zeros(3))\n", False),  # nothing to parse: LibCST is never loaded
+def test_the_console_script_forks_before_it_imports_anything() -> None:
+    """`schedule.forked`, which the console script imports first to fork the run's first helper,
+    imports nothing but the package and itself: the helper begins importing LibCST at once."""
+    importtime = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import zerograd_lint.schedule.forked"], cwd=ROOT,
+        capture_output=True, text=True, check=True,
+    )
+    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    modules = {line.split("|")[-1].strip() for line in importtime.stderr.splitlines() if "|" in line}
+    started = {line.split("|")[-1].strip() for line in bare.stderr.splitlines() if "|" in line}
+    assert modules - started == {"zerograd_lint", "zerograd_lint.schedule", "zerograd_lint.schedule.forked"}
+
+
+@pytest.mark.parametrize(("source", "trains"), [
+    ("import torch\n\nprint(torch.zeros(3))\n", False),  # nothing to parse
     ("def once(loss, opt):\n    loss.backward()\n    opt.step()\n", False),  # a backward and a step, no loop
-    ("for x in data:\n    loss.backward()\n    opt.step()\n", True),  # a training loop: it is
+    ("for x in data:\n    loss.backward()\n    opt.step()\n", True),  # a training loop
 ])
-def test_libcst_is_imported_only_to_parse(source: str, parsed: bool) -> None:
-    """An on-save check of a file without a training step costs little more than Python's start-up."""
+def test_libcst_is_never_imported_by_the_process_that_reports(source: str, trains: bool) -> None:
+    """An on-save check costs little more than Python's start-up: LibCST is imported by the
+    helper forked first of all, while this process reads and plans (only when the text may train:
+    `test_reading.py`), and the analysis is the helper's."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "zerograd_lint", "--no-cache", "-", "--stdin-filename", "x.py"],
         cwd=ROOT, input=source, capture_output=True, text=True, check=False,
     )
-    assert done.returncode == (1 if parsed else 0), done.stderr[-500:]
-    assert (" libcst\n" in done.stderr) == parsed
+    assert done.returncode == (1 if trains else 0), done.stderr[-500:]
+    assert " libcst\n" not in done.stderr
 
 
 def test_the_process_exits_at_once_with_everything_written() -> None:

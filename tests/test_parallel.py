@@ -20,7 +20,7 @@ from zerograd_lint.cache import Cache
 from zerograd_lint.checker import check_project
 from zerograd_lint.runner import checked
 from zerograd_lint.findings import describe
-from zerograd_lint.schedule import processes, run, shares
+from zerograd_lint.schedule import processes, run, serving, shares
 from zerograd_lint.schedule.endings import HelperDied
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import survey_module
@@ -58,6 +58,7 @@ def _with_a_team(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(processes.Helper, "submit", spy)
     monkeypatch.setattr(run, "APART_FROM", 0)
     monkeypatch.setattr(run, "SURVEYS_APART_FROM", 0)
+    monkeypatch.setattr(run, "ANALYSIS_APART_FROM", 0)
     return given
 
 
@@ -286,16 +287,16 @@ def test_large_jobs_and_results_cross_without_waiting_on_each_other() -> None:
 
 
 def _kept(_context: object) -> int:
-    processes.keep(object())
-    return len(processes._KEPT)
+    serving.keep(object())
+    return len(serving._KEPT)
 
 
 @needs_fork
 def test_a_helper_keeps_what_it_is_given_to_keep_and_this_process_does_not() -> None:
     with processes.Helper(None) as helper:
         assert helper.submit(_kept).result() == 1
-    processes.keep(object())
-    assert processes._KEPT is None
+    serving.keep(object())
+    assert serving._KEPT is None
 
 
 def _prepare(_context: object) -> int:

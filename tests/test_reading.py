@@ -3,18 +3,22 @@ an arena both processes map) reads the same bytes and finds the same as any othe
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import sys
 from pathlib import Path
 
 import pytest
 
 from zerograd_lint.files import discover, read_source
 from zerograd_lint.files.reading import NotRead
-from zerograd_lint.runner import check_files
+from zerograd_lint.runner import Buffer, check_files
+from zerograd_lint.schedule import early as early_module
 from zerograd_lint.schedule import processes, run
 from zerograd_lint.schedule.arena import Arena
-from zerograd_lint.schedule.early import Early, Reader, _names_a_folder
+from zerograd_lint.schedule.early import Early, Reader
+from zerograd_lint.schedule.forked import checks_code
 from zerograd_lint.settings import Settings
 from zerograd_lint.texts import BINARY, decode
 
@@ -64,16 +68,31 @@ def test_a_view_decodes_as_its_bytes_do(data: bytes) -> None:
         assert outcome(data) == f"f.py: {BINARY}"
 
 
-@pytest.mark.parametrize(("arguments", "folder"), [
+@pytest.mark.parametrize(("arguments", "checks"), [
     ([], True), (["."], True), (["check", "."], True), (["--no-cache", "."], True), (["check"], True),
-    (["train.py"], False), (["-"], False), (["--fix", "."], False), (["--diff", "."], False),
-    (["server"], False), (["--explain", "ZG001"], False), (["--version"], False),
+    (["train.py"], True), (["-"], True), (["--stdin-filename", "train.py", "-"], True),
+    (["--stdin-filename", "train.py"], True), (["gone.py"], False), (["--fix", "."], False),
+    (["--diff", "train.py"], False), (["--fix", "-"], False), (["server"], False), (["rule", "ZG001"], False),
+    (["--explain", "ZG001"], False), (["--version"], False),
 ])
-def test_a_run_is_started_early_only_on_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 arguments: list[str], folder: bool) -> None:
+def test_a_run_is_started_early_only_when_it_checks_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         arguments: list[str], checks: bool) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text("x = 1\n")
-    assert _names_a_folder(arguments) is folder
+    assert checks_code(arguments) is checks
+
+
+def _jobs_given(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the jobs given to helpers from now on, in order."""
+    given: list[str] = []
+    real = processes.Helper.submit
+
+    def spy(helper, work, *args):
+        given.append(work.__name__)
+        return real(helper, work, *args)
+
+    monkeypatch.setattr(processes.Helper, "submit", spy)
+    return given
 
 
 def _early_run(paths: list[str]):
@@ -91,14 +110,7 @@ def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pyte
     plain = check_files(paths, Settings(cache=None))
     monkeypatch.setattr(run, "APART_FROM", 0 if apart else float("inf"))
     monkeypatch.setattr(run, "SURVEYS_APART_FROM", 0)
-    given: list[str] = []
-    real = processes.Helper.submit
-
-    def spy(helper, work, *args):
-        given.append(work.__name__)
-        return real(helper, work, *args)
-
-    monkeypatch.setattr(processes.Helper, "submit", spy)
+    given = _jobs_given(monkeypatch)
     early = _early_run(paths)
     assert (early.findings, early.files) == (plain.findings, plain.files)
     assert [(e.path, e.reason) for e in early.errors] == [(e.path, e.reason) for e in plain.errors]
@@ -106,6 +118,58 @@ def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pyte
         assert given[:2] == ["warm_up", "_fill"] and "_scan_share" in given
     else:  # it is stopped: a smaller run forks its helpers when it has work for them
         assert given[0] == "warm_up" and "_fill" not in given
+
+
+@needs_fork
+@needs_arena
+@pytest.mark.parametrize(("source", "warm"), [
+    (b"import torch\n", False), (b"for x in d:\n    loss.backward()\n", True), (b"opt.step(closure)\n", True),
+])
+def test_an_early_helper_imports_libcst_at_once_only_where_something_may_train(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: bytes, warm: bool) -> None:
+    """On a folder always; on named files and stdin (read then, and kept for the command line)
+    when one of them holds a word of training."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_bytes(source)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source)))
+    for arguments, read in ((["train.py"], None), (["-", "--stdin-filename", "other.py"], source), (["."], None)):
+        early = Early.start(arguments)
+        assert early is not None
+        try:
+            assert (early.warm, early.stdin) == (warm or arguments == ["."], read), arguments
+        finally:
+            early.close()
+
+
+PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
+
+
+@needs_fork
+@needs_arena
+@pytest.mark.parametrize("sent", [True, False])
+def test_an_early_run_of_named_files_finds_what_any_run_finds(monkeypatch: pytest.MonkeyPatch, sent: bool) -> None:
+    """Each file of every fixture project named by itself (pre-commit), and given as stdin (an
+    editor), checked with an early helper: the findings and errors of a run without one. The
+    helper is sent the files read (the named one and those beside it) and analyses, or, above
+    `SENT_UP_TO`, is stopped."""
+    given = _jobs_given(monkeypatch)
+    if not sent:
+        monkeypatch.setattr(early_module, "SENT_UP_TO", -1)
+    analysed = 0
+    for project in PROJECTS:
+        monkeypatch.chdir(project)
+        for name in sorted(str(p.relative_to(project)) for p in project.rglob("*.py")):
+            for files in ([name], [Buffer(name, (project / name).read_bytes())]):
+                plain = check_files(files, Settings(cache=None), named=[name])
+                given.clear()
+                early = Early.start(["."])
+                assert early is not None
+                report = check_files(files, Settings(cache=None), early, named=[name])
+                assert (report.findings, report.files) == (plain.findings, plain.files), name
+                assert [(e.path, e.reason) for e in report.errors] == [(e.path, e.reason) for e in plain.errors]
+                assert given[:2] == (["warm_up", "_fill"] if sent else ["warm_up"]), name
+                analysed += "_analyse_in_helper" in given
+    assert (analysed > 20) if sent else not analysed
 
 
 @needs_fork

@@ -17,12 +17,14 @@ if sys.argv[:1] == ["-m"] and sys.path and not sys.flags.safe_path:  # `python -
     # from it (the package itself, if found there, is loaded already; its modules come from its folder).
     del sys.path[0]
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # `typing` is not imported: the console script forks before it imports anything
 
 __version__ = "0.1.0"
 __all__ = ["check_source", "Finding", "Fix", "Edit", "SourceError", "__version__"]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from zerograd_lint.checker import check_source
     from zerograd_lint.findings import Edit, Finding, Fix, SourceError
 

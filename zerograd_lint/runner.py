@@ -100,11 +100,10 @@ def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), ea
 def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None,
          named: Collection[str], selection: FileSelection) -> Report:
     report = Report()
-    # fixes are made from bytes, and so is the search beside named files: neither reads into an arena
-    if (fix or named) and early is not None:
+    if fix and early is not None:  # fixes are checked again in this process, serially
         early.close()
         early = None
-    reader = Reader(early)
+    reader = Reader(None if named else early)  # named files are read as bytes, as the files beside them are
     sources: dict[str, Source] = {}
     notebooks: dict[str, Index] = {}
     notebook_files: dict[str, str | bytes] = {}  # each notebook's JSON, as read
@@ -139,7 +138,7 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
 
         sources.update(files_beside(named, sources, selection, settings.vocabulary))
     try:
-        team = reader.sources(sources)
+        team = early.given(sources) if named and early is not None else reader.sources(sources)
         with team or nullcontext():
             cache = Cache(settings.cache) if settings.cache else None
             reported = asked if len(asked) < len(sources) else None

@@ -1,66 +1,116 @@
-"""Reading a run's files; on a folder, with its first helper forked before anything else.
+"""Reading a run's files, with its first helper forked before anything else.
 
 Until its first helper exists a run has one core at work: on the installed torch package, the
 imports, the walk and the reading took a tenth of a second before it was forked. So the console
-script, given a folder, forks it first of all (`Early`): the helper imports LibCST while this
-process imports the rest, walks and reads. A helper forked before the reading cannot inherit the
-bytes read after it: they are read into an `Arena`, memory this process and its helpers share,
-and the helper is given them once all are read (`Reader.sources`). Its cost to a small run is a
-fork of a process that has imported next to nothing (about a millisecond).
+script, given something to check, forks it first of all (`Early`): the helper imports LibCST while
+this process imports the rest, walks and reads. A helper forked before the reading cannot inherit
+the bytes read after it. A folder's are read into an `Arena`, memory this process and its helpers
+share, and the helper is given them once all are read (`Reader.sources`). Files named by themselves
+(and stdin) are read with the files beside them as bytes, which the helper is sent (`Early.given`):
+there, the import of LibCST it saves is most of an on-save check's wait. Its cost to a run that
+analyses nothing is a fork of a process that has imported next to nothing (about a millisecond).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 
 from zerograd_lint.schedule import processes
 from zerograd_lint.schedule.arena import Arena
+from zerograd_lint.schedule.forked import First, checks_code
 from zerograd_lint.texts import Source, Texts
 
 
 class Early:
     """The first helper of a run, forked before the run knows its files, and the arena they are
-    read into (`Reader`). Its team's context is the run's `Texts`, empty until `Reader.sources`."""
+    read into (`Reader`). Its team's context is the run's `Texts`, empty until `Reader.sources`
+    (a folder) or `given` (named files). `warm`: the helper was told to import LibCST. `stdin`:
+    what standard input held, if `start` read it."""
 
-    def __init__(self) -> None:
-        """Raises `OSError` (or `AttributeError`, off Linux) where there is no arena to be had."""
-        self.arena = Arena()
-        self.team = processes.Team(Texts({}))
+    def __init__(self, first: First | None = None) -> None:
+        """`first`: the helper, forked already (`forked.fork_first`); else it is forked here.
+        Raises `OSError` (or `AttributeError`, off Linux) where there is no arena to be had."""
+        self.arena = Arena(first.arena if first is not None else None)
+        self.team = processes.Team(Texts({}), first)
         self.team.helper(0)
+        self.warm = False
+        self.stdin: bytes | None = None
+
+    @classmethod
+    def start(cls, arguments: Iterable[str], first: First | None = None) -> Early | None:
+        """An `Early` for a command whose `arguments` check code (`forked.checks_code`), where a
+        helper can be forked (`first`, if the console script forked it); None for any other. On a
+        folder its helper imports LibCST at once; on named files and stdin, only if one of them
+        may train (`_may_train`): an editor's check of each file saved would import it for
+        nothing. Standard input is read for that, here."""
+        arguments = list(arguments)
+        if first is None and (not processes.can_fork() or not checks_code(arguments)):
+            return None
+        try:
+            early = cls(first)
+        except (AttributeError, OSError):
+            return None
+        words = [word for word in arguments if not word.startswith("-")]
+        files = [word for word in words if os.path.isfile(word)]
+        if "-" in arguments:
+            early.stdin = _read_stdin()
+        if (not files or any(map(os.path.isdir, words))) and early.stdin is None or _may_train(files, early.stdin):
+            early.warm_up()
+        return early
+
+    def warm_up(self) -> None:
         from zerograd_lint.schedule.run import warm_up
 
         self.team.each(warm_up)
+        self.warm = True
 
-    @classmethod
-    def start(cls, arguments: Iterable[str]) -> Early | None:
-        """An `Early` for a command whose `arguments` name a folder (the default), where a helper
-        can be forked; None for any other."""
-        if not processes.can_fork() or not _names_a_folder(list(arguments)):
+    def given(self, sources: Mapping[str, Source]) -> processes.Team | None:
+        """A run of files named by themselves (read as bytes, with the files beside them): its
+        helper is sent the sources, up to `SENT_UP_TO` characters, and its team is the run's.
+        More than that, it is stopped, and the run forks helpers when it has work for them."""
+        if not self.warm or sum(map(len, sources.values())) > SENT_UP_TO:
+            self.close()
             return None
-        try:
-            return cls()
-        except (AttributeError, OSError):
-            return None
+        self.team.context.fill(sources)
+        self.team.helper(0).submit(_fill, None, sources)
+        self.arena.close()
+        return self.team
 
     def close(self) -> None:
         self.team.close()
 
 
-def _names_a_folder(arguments: list[str]) -> bool:
-    """Does a command name a folder to check (its default, when it names nothing)? A guess from
-    the words that are not options: a word that is an option's value only costs a fork."""
-    if any(word in _NO_FOLDER for word in arguments):
-        return False
-    words = [word for word in arguments if not word.startswith("-")]
-    if words[:1] == ["server"]:
-        return False
-    words = words[1:] if words[:1] == ["check"] else words
-    return not words or any(os.path.isdir(word) for word in words)
+def _read_stdin() -> bytes | None:
+    """What standard input holds (a `Head` of it, beyond what can be checked), as the command
+    line reads it; None if there is none."""
+    from zerograd_lint.files.reading import LIMIT, read_stream
+
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    return None if stream is None else read_stream(stream, LIMIT)
 
 
-# fixes are made from bytes, not read into an arena; the others read no folder
-_NO_FOLDER = frozenset({"--fix", "--diff", "-", "--explain", "--help", "-h", "--version"})
+# The words without which a file holds no training loop of its own (`prefilter` knows better, later).
+_TRAINING = (b"backward", b".step(")
+
+
+def _may_train(files: list[str], stdin: bytes | None) -> bool:
+    """Does stdin, or one of the files, hold a word of training (read as bytes, first megabytes)?"""
+    for path in files:
+        try:
+            with open(path, "rb") as file:
+                data = file.read(SENT_UP_TO)
+        except OSError:
+            continue
+        if any(word in data for word in _TRAINING):
+            return True
+    return stdin is not None and any(word in stdin for word in _TRAINING)
+
+
+# What a named run sends its early helper through a pipe (about 3 ms a megabyte, while the helper
+# still imports LibCST); a larger project is left to the helpers forked when there is work.
+SENT_UP_TO = 5_000_000  # characters
 
 
 class Reader:
@@ -102,6 +152,6 @@ class Reader:
         return team if large else None
 
 
-def _fill(texts: Texts, arena: Arena, given: Mapping[str, Source | tuple[int, int]]) -> None:
-    """A helper's job: hold the sources, as this process does."""
+def _fill(texts: Texts, arena: Arena | None, given: Mapping[str, Source | tuple[int, int]]) -> None:
+    """A helper's job: hold the sources, as this process does (a pair is a place in the arena)."""
     texts.fill({path: arena.view(*source) if isinstance(source, tuple) else source for path, source in given.items()})

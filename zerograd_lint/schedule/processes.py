@@ -17,36 +17,23 @@ Forking is used only where it is safe and cheap: Linux, and a process without ot
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
-import queue
 import select
-import struct
-import sys
-import threading
-import warnings
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from zerograd_lint.findings import describe
-from zerograd_lint.schedule.endings import HelperDied, HelperFailed, died_how, ended, reap, sent, set_up_helper, stop
+from zerograd_lint.schedule.endings import HelperDied, HelperFailed, died_how, reap, stop
+from zerograd_lint.schedule.forked import WORKERS, First
+from zerograd_lint.schedule.forked import can_fork as can_fork  # where the run asks it (and tests stop it)
+from zerograd_lint.schedule.serving import _HEADER, _Pipes, _spawn, serve
 
 R = TypeVar("R")
 
-WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
-_HEADER = struct.Struct("<Q")  # the length of the pickle that follows
 _CHUNK = 1 << 16
 _OPEN: set[int] = set()  # this process's ends of its helpers' pipes: a later helper closes them
-_KEPT: list[object] | None = None  # in a helper: what `keep` was given
-_SERVING: tuple[int, int] = ()  # in a helper: the ends of the pipes it serves on
-_SPARES: list[_Pipes] = []  # in a helper: the pipes of the helpers it may spawn
-
-
-def can_fork() -> bool:
-    return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def deal(helpers: list[Helper], work: Callable[..., R], arguments: list[tuple], busy: list[Job] = ()) -> list[Job[R]]:
@@ -74,13 +61,6 @@ def _wait_any(jobs: list[Job]) -> None:
     waiting = {job.helper._results for job in jobs if job.helper.alive}
     if waiting:
         select.select(list(waiting), [], [])
-
-
-def keep(value: object) -> None:
-    """In a helper, keep `value` alive until it is stopped: freeing a job's objects one by one (the
-    CSTs of an analysis: a tenth of a second) helps no one in a process about to be killed."""
-    if _KEPT is not None:
-        _KEPT.append(value)
 
 
 class Job(Generic[R]):
@@ -118,20 +98,20 @@ class Helper:
         except OSError:  # no process to be had (a limit, no memory): its jobs are done here
             pid = None
         if pid == 0:  # the helper: never returns, never runs the parent's cleanup or flushes its buffers
-            try:
-                set_up_helper(parent)
-                for fd in _OPEN | {own.jobs_out, own.results_in}:  # the spares' ends of this process too
-                    os.close(fd)
-                global _SPARES
-                _SPARES = list(spares)
-                _serve(context, own.jobs_in, own.results_out)
-            finally:
-                ended()
+            serve(context, parent, own, spares, _OPEN)
         for fd in (own.jobs_in, own.results_out, *(p for spare in spares for p in spare.theirs)):
             os.close(fd)
         self._attach(own, pid, None)
         if pid is None:
             self._lost()
+
+    @classmethod
+    def adopting(cls, context: object, first: First) -> Helper:
+        """The helper the console script forked first of all (`forked.fork_first`)."""
+        helper = cls.__new__(cls)
+        helper.context = context
+        helper._attach(_Pipes(*first.pipes), first.pid, None)
+        return helper
 
     @classmethod
     def spawn(cls, spawner: Helper, pipes: _Pipes) -> Helper:
@@ -254,97 +234,8 @@ class Helper:
             stop(spawned.value, reaped_here=False)
 
 
-@dataclass(frozen=True)
-class _Pipes:
-    """The two pipes between this process and a helper: jobs one way, results the other."""
-
-    jobs_in: int
-    jobs_out: int
-    results_in: int
-    results_out: int
-
-    @classmethod
-    def make(cls) -> _Pipes:
-        jobs_in, jobs_out = os.pipe()
-        results_in, results_out = os.pipe()
-        return cls(jobs_in, jobs_out, results_in, results_out)
-
-    @property
-    def ours(self) -> tuple[int, int]:  # the ends this process keeps
-        return self.jobs_out, self.results_in
-
-    @property
-    def theirs(self) -> tuple[int, int]:  # the ends the helper keeps
-        return self.jobs_in, self.results_out
-
-
-def _spawn(context: object, jobs_in: int, results_out: int) -> int:
-    """A spawner's job: fork a helper serving on these ends of its spare pipes; its pid. The
-    helper forked keeps only those ends (a fork from this process's main thread, while its own
-    pipes' threads wait: the helper uses nothing of theirs)."""
-    parent = os.getpid()
-    try:
-        with warnings.catch_warnings():  # Python 3.12 warns of any fork while other threads run
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:
-            try:
-                set_up_helper(parent)
-                for fd in (*_SERVING, *(p for spare in _SPARES for p in spare.theirs if p not in (jobs_in, results_out))):
-                    os.close(fd)
-                _serve(context, jobs_in, results_out)
-            finally:
-                ended()
-    finally:  # forked or not: that helper's ends are its own now, or nobody's (this process's parent sees it gone)
-        os.close(jobs_in)
-        os.close(results_out)
-    return pid
-
-
 def _length(received: bytearray) -> int:
     return _HEADER.unpack_from(received)[0]
-
-
-def _serve(context: object, jobs_in: int, results_out: int) -> None:
-    """Do the jobs as they come, until killed. Jobs are read, and results written, by threads of
-    their own: the parent never waits to hand over a job while a long one runs here, and a result
-    it is not reading yet never holds up the next job."""
-    global _KEPT, _SERVING
-    _KEPT = []
-    _SERVING = (jobs_in, results_out)
-    gc.disable()  # it is killed when no longer needed: its cycles go with it
-    jobs: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    done: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    threading.Thread(target=_read_all, args=(jobs_in, jobs), daemon=True).start()
-    threading.Thread(target=_write_all, args=(done, results_out), daemon=True).start()
-    while True:
-        job = jobs.get()
-        try:
-            work, args = pickle.loads(job)
-            data = sent(True, work(context, *args))
-        except BaseException as exc:  # noqa: BLE001 - any failure: raised in this process's parent
-            data = sent(False, exc)
-        done.put(_HEADER.pack(len(data)) + data)
-
-
-def _read_all(jobs_in: int, jobs: queue.SimpleQueue[bytes]) -> None:
-    """Hand the jobs over as they come; end the helper when their pipe ends (its parent is gone)."""
-    try:
-        with os.fdopen(jobs_in, "rb") as source:
-            while len(header := source.read(_HEADER.size)) == _HEADER.size:
-                jobs.put(source.read(_HEADER.unpack(header)[0]))
-    finally:
-        ended()
-
-
-def _write_all(done: queue.SimpleQueue[bytes], results_out: int) -> None:
-    try:
-        with os.fdopen(results_out, "wb") as results:
-            while True:
-                results.write(done.get())
-                results.flush()
-    finally:  # the parent is gone, or it failed: the parent sees it end
-        ended()
 
 
 class Team:
@@ -352,12 +243,17 @@ class Team:
     first needed; the others are spawned by the first (see `helper`). All are stopped when the
     team is closed."""
 
-    def __init__(self, context: object) -> None:
+    def __init__(self, context: object, first: First | None = None) -> None:
+        """`first`: the first helper, forked already (`forked.fork_first`)."""
         reap(wait=False)
         self.context = context
         self.helpers: list[Helper] = []
         self._spares: list[_Pipes] = []
         self._given: dict[int, set[Callable]] = {}
+        if first is not None:
+            self._spares = [_Pipes(*spare) for spare in first.spares]
+            _OPEN.update(fd for spare in self._spares for fd in spare.ours)
+            self.helpers.append(Helper.adopting(context, first))
 
     def helper(self, index: int) -> Helper:
         """The helper `index`, made if need be: the first forked from this process, the others

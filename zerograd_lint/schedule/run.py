@@ -32,7 +32,7 @@ from zerograd_lint.filing import Result, filed, finding, unused_markers
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.parts import Part, loops_merged, merged
 from zerograd_lint.planning import Plan, Roots, planned
-from zerograd_lint.schedule import processes
+from zerograd_lint.schedule import processes, serving
 from zerograd_lint.schedule.shares import Pickled, analysis_work, shares
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.survey import ModuleSurvey, Unparsable, surveys
@@ -232,15 +232,18 @@ class Run:
         gets the plan's parts (pickled once) and builds the plan again from the texts it
         inherited; once under way, they look for markers beside it. Without, this process
         analyses, sharing out to one forked process when there is enough to analyse."""
-        helpers = self._team.helpers if self._helping is not None else []
-        if helpers:
-            split = shares(analysis_work(plan, processes.WORKERS), processes.WORKERS)
+        if self._helping is not None and self._team.helpers:
+            work = analysis_work(plan, processes.WORKERS)
+            split = shares(work, processes.WORKERS if sum(work.values()) >= ANALYSIS_APART_FROM else 1)
+            helpers = [self._team.helper(i) for i in range(len(split))]  # the second spawned if need be
+            if len(split) == 1:  # little to analyse, in a helper likely still importing LibCST: sliced here meanwhile
+                for path, _ in split[0]:
+                    plan.sparse(path)
             parts = Pickled((_slim(plan.surveys), plan.reach, plan.cut_already, plan.kept_methods))
             jobs = [helper.submit(_analyse_in_helper, parts, self.vocabulary, errors, plan.exhaustive, share, self.loops)
                     for helper, share in zip(helpers, split)]
             self._look_for_markers(jobs)
-            done = [job.result() for job in jobs]
-            return done + [_analyse(plan, self.vocabulary, errors, share, self.loops) for share in split[len(helpers):]]
+            return [job.result() for job in jobs]
         work = analysis_work(plan, processes.WORKERS)
         many = sum(work.values()) >= ANALYSIS_APART_FROM and processes.can_fork()
         split = shares(work, processes.WORKERS if many else 1)
@@ -331,7 +334,7 @@ def _analyse(plan: Plan, vocabulary: Vocabulary, errors: dict[str, SourceError],
 
     analyser = Analyser(plan, vocabulary, loops)
     part = analyser.analyse(share, dict(errors))
-    processes.keep((plan, analyser))  # and the CSTs they hold, in a helper: freed with it, not one by one
+    serving.keep((plan, analyser))  # and the CSTs they hold, in a helper: freed with it, not one by one
     return part
 
 

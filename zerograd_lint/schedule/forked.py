@@ -1,0 +1,90 @@
+"""The console script's first fork, made before anything else is imported.
+
+A run's first helper spends the start of the run importing LibCST (see `early`). Forked once
+`processes` is imported, it began 45 milliseconds after Python did (typing, dataclasses, pickle,
+threading); forked here, with `os` alone imported, it begins at once, and imports what it needs
+while this process imports what it needs. `First` is that fork, its pipes and its arena's file,
+which `early.Early` makes a helper of (`processes.Helper.adopting`); it serves as any helper
+does (`serving`).
+
+Only `os` and `sys`: this module is what the console script imports first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
+
+Pipes = tuple[int, int, int, int]  # jobs in, jobs out, results in, results out: see `processes._Pipes`
+
+
+def can_fork() -> bool:
+    """Linux, and a process without other threads (a program embedding the linter, such as an
+    editor's server, runs it serially)."""
+    threading = sys.modules.get("threading")  # not imported: no thread was started from Python
+    return sys.platform == "linux" and hasattr(os, "fork") and (threading is None or threading.active_count() == 1)
+
+
+class First:
+    """The first helper, forked (`pid`), serving on the far ends of `pipes`; the `spares` are the
+    pipes of the helpers it will spawn; `arena` the file it shares with this process (`Arena`)."""
+
+    def __init__(self, pid: int, pipes: Pipes, spares: list[Pipes], arena: int) -> None:
+        self.pid, self.pipes, self.spares, self.arena = pid, pipes, spares, arena
+
+
+def fork_first(arguments: list[str]) -> First | None:
+    """The first helper of a command that checks code (`checks_code`), where there is a fork and
+    an arena to be had; None for any other."""
+    if not can_fork() or not checks_code(arguments):
+        return None
+    try:
+        arena = os.memfd_create("zerograd-lint", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        return None
+    pipes, spares = _pipes(), [_pipes() for _ in range(WORKERS - 1)]
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (arena, *pipes, *(fd for spare in spares for fd in spare)):
+            os.close(fd)
+        return None
+    if pid == 0:  # the helper: never returns
+        try:
+            from zerograd_lint.schedule.serving import serve
+            from zerograd_lint.texts import Texts
+
+            serve(Texts({}), parent, pipes, spares)
+        finally:
+            os._exit(70)  # what `endings.ended` does, if even that import failed
+    for fd in (pipes[0], pipes[3], *(fd for spare in spares for fd in (spare[0], spare[3]))):
+        os.close(fd)  # the helper's ends
+    return First(pid, pipes, spares, arena)
+
+
+def _pipes() -> Pipes:
+    jobs_in, jobs_out = os.pipe()
+    results_in, results_out = os.pipe()
+    return jobs_in, jobs_out, results_in, results_out
+
+
+def checks_code(arguments: list[str]) -> bool:
+    """Does a command check code: a folder (its default, when it names nothing), files or stdin,
+    without fixing it? A guess from the words that are not options: a word that is an option's
+    value only costs a fork."""
+    if any(word in _NO_CHECK for word in arguments):
+        return False
+    if "-" in arguments:
+        return True
+    words = [word for word in arguments if not word.startswith("-")]
+    if words[:1] in (["server"], ["rule"]):
+        return False
+    words = words[1:] if words[:1] == ["check"] else words
+    return not words or any(os.path.exists(word) for word in words)
+
+
+# fixes are checked again in this process, serially; the others check nothing
+_NO_CHECK = frozenset({"--fix", "--diff", "--explain", "--help", "-h", "--version"})
