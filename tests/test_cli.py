@@ -327,8 +327,8 @@ def test_the_console_script_forks_before_it_imports_anything() -> None:
 ])
 def test_libcst_is_never_imported_by_the_process_that_reports(source: str, trains: bool) -> None:
     """An on-save check costs little more than Python's start-up: LibCST is imported by the
-    helper forked first of all, while this process reads and plans (only when the text may train:
-    `test_reading.py`), and the analysis is the helper's."""
+    helper forked first of all, while this process reads and plans, and the analysis is the
+    helper's."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "zerograd_lint", "--no-cache", "-", "--stdin-filename", "x.py"],
         cwd=ROOT, input=source, capture_output=True, text=True, check=False,

@@ -3,10 +3,8 @@ an arena both processes map) reads the same bytes and finds the same as any othe
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
-import sys
 from pathlib import Path
 
 import pytest
@@ -125,18 +123,20 @@ def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pyte
 @pytest.mark.parametrize(("source", "warm"), [
     (b"import torch\n", False), (b"for x in d:\n    loss.backward()\n", True), (b"opt.step(closure)\n", True),
 ])
-def test_an_early_helper_imports_libcst_at_once_only_where_something_may_train(
+def test_an_early_helper_imports_libcst_at_once_on_named_files_only_where_one_may_train(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: bytes, warm: bool) -> None:
-    """On a folder always; on named files and stdin (read then, and kept for the command line)
-    when one of them holds a word of training."""
+    """On a folder and on stdin always (stdin is not read before the command line knows it
+    is asked to: it may be a terminal, or `-` an option's value); on named files when one of them
+    holds a word of training."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_bytes(source)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source)))
-    for arguments, read in ((["train.py"], None), (["-", "--stdin-filename", "other.py"], source), (["."], None)):
+    (tmp_path / "other.py").write_bytes(b"x = 1\n")
+    for arguments, expected in ((["other.py", "train.py"], warm), (["-", "--stdin-filename", "other.py"], True),
+                                (["."], True), (["other.py", "."], True)):
         early = Early.start(arguments)
         assert early is not None
         try:
-            assert (early.warm, early.stdin) == (warm or arguments == ["."], read), arguments
+            assert early.warm is expected, arguments
         finally:
             early.close()
 
@@ -149,7 +149,7 @@ PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 @pytest.mark.parametrize("sent", [True, False])
 def test_an_early_run_of_named_files_finds_what_any_run_finds(monkeypatch: pytest.MonkeyPatch, sent: bool) -> None:
     """Each file of every fixture project named by itself (pre-commit), and given as stdin (an
-    editor), checked with an early helper: the findings and errors of a run without one. The
+    editor), checked with an early helper: the findings, errors and loops checked of a run without one. The
     helper is sent the files read (the named one and those beside it) and analyses, or, above
     `SENT_UP_TO`, is stopped."""
     given = _jobs_given(monkeypatch)
@@ -160,12 +160,13 @@ def test_an_early_run_of_named_files_finds_what_any_run_finds(monkeypatch: pytes
         monkeypatch.chdir(project)
         for name in sorted(str(p.relative_to(project)) for p in project.rglob("*.py")):
             for files in ([name], [Buffer(name, (project / name).read_bytes())]):
-                plain = check_files(files, Settings(cache=None), named=[name])
+                settings = Settings(cache=None, show_loops=True)
+                plain = check_files(files, settings, named=[name])
                 given.clear()
                 early = Early.start(["."])
                 assert early is not None
-                report = check_files(files, Settings(cache=None), early, named=[name])
-                assert (report.findings, report.files) == (plain.findings, plain.files), name
+                report = check_files(files, settings, early, named=[name])
+                assert (report.findings, report.files, report.loops) == (plain.findings, plain.files, plain.loops), name
                 assert [(e.path, e.reason) for e in report.errors] == [(e.path, e.reason) for e in plain.errors]
                 assert given[:2] == (["warm_up", "_fill"] if sent else ["warm_up"]), name
                 analysed += "_analyse_in_helper" in given
@@ -186,6 +187,36 @@ def test_an_early_run_reports_what_cannot_be_read_or_decoded(tmp_path: Path, mon
     assert sorted((e.path, e.reason) for e in early.errors) == sorted((e.path, e.reason) for e in plain.errors)
     assert {e.path for e in early.errors} == {"binary.py", "latin.py", "gone.py"}
     assert early.findings == plain.findings and early.findings
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+@pytest.mark.parametrize(("written", "limit", "expected"), [
+    ([b"loss.", b"backward()\n"], 100, b"loss.backward()\n"), ([], 100, b""), ([b"abc", b"def"], 4, b"abcde"),
+])
+def test_standard_input_is_read_to_its_end_whether_or_not_it_blocks(blocking: bool, written: list[bytes], limit: int,
+                                                                     expected: bytes) -> None:
+    """A pipe set not to block (as some editors hand it over) is waited on, piece by piece: it
+    gave None, which the reading took for its text. Over the limit, a `Head` of it."""
+    import threading
+    import time
+
+    from zerograd_lint.files.reading import Head, read_stream
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, blocking)
+
+    def write() -> None:
+        for part in written:
+            time.sleep(0.05)
+            os.write(write_end, part)
+        os.close(write_end)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    with os.fdopen(read_end, "rb") as stream:
+        got = read_stream(stream, limit)
+    writer.join()
+    assert got == expected and isinstance(got, Head) == (len(expected) > limit)
 
 
 @needs_arena

@@ -344,9 +344,7 @@ def _stdin(stdin_filename: str | None, files: FileSelection) -> Buffer | None:
     """What stdin holds, unless --force-exclude excludes the file it stands for."""
     if stdin_filename is not None and files.force_exclude and files.is_excluded(stdin_filename):
         return None
-    early = click.get_current_context().find_object(Early)
-    read = early.stdin if early is not None and early.stdin is not None else read_stdin()  # read already
-    return Buffer(stdin_filename or STDIN, read)
+    return Buffer(stdin_filename or STDIN, read_stdin())
 
 
 def _same_path(one: str, other: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import select
 import stat
 from typing import BinaryIO, TextIO
 
@@ -74,10 +75,22 @@ def read_source(path: str, limit: int = LIMIT) -> bytes:
 
 def read_stream(stream: BinaryIO | TextIO, limit: int = LIMIT) -> bytes:
     """What `stream` holds (text: as UTF-8), or a `Head` of it: its first `limit` + 1 bytes (or
-    characters), the rest left unread."""
-    content = stream.read(limit + 1)
+    characters), the rest left unread. A stream that does not block (a pipe set `O_NONBLOCK` by
+    whoever made it) is waited on until it ends, as one that blocks would be."""
+    parts: list[str | bytes] = []
+    size = 0
+    while size <= limit:
+        part = stream.read(limit + 1 - size)
+        if part is None:  # nothing yet, from a stream that does not block
+            select.select([stream], [], [])
+            continue
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    content = "".join(parts) if parts and isinstance(parts[0], str) else b"".join(parts)  # type: ignore[arg-type]
     data = content.encode() if isinstance(content, str) else content
-    return Head(data) if len(content) > limit else data
+    return Head(data) if size > limit else data
 
 
 def check_size(source: str | bytes | memoryview, limit: int = LIMIT, holder: str = "") -> None:

@@ -14,7 +14,6 @@ analyses nothing is a fork of a process that has imported next to nothing (about
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping
 
 from zerograd_lint.schedule import processes
@@ -26,8 +25,7 @@ from zerograd_lint.texts import Source, Texts
 class Early:
     """The first helper of a run, forked before the run knows its files, and the arena they are
     read into (`Reader`). Its team's context is the run's `Texts`, empty until `Reader.sources`
-    (a folder) or `given` (named files). `warm`: the helper was told to import LibCST. `stdin`:
-    what standard input held, if `start` read it."""
+    (a folder) or `given` (named files). `warm`: the helper was told to import LibCST."""
 
     def __init__(self, first: First | None = None) -> None:
         """`first`: the helper, forked already (`forked.fork_first`); else it is forked here.
@@ -36,15 +34,14 @@ class Early:
         self.team = processes.Team(Texts({}), first)
         self.team.helper(0)
         self.warm = False
-        self.stdin: bytes | None = None
 
     @classmethod
     def start(cls, arguments: Iterable[str], first: First | None = None) -> Early | None:
         """An `Early` for a command whose `arguments` check code (`forked.checks_code`), where a
-        helper can be forked (`first`, if the console script forked it); None for any other. On a
-        folder its helper imports LibCST at once; on named files and stdin, only if one of them
-        may train (`_may_train`): an editor's check of each file saved would import it for
-        nothing. Standard input is read for that, here."""
+        helper can be forked (`first`, if the console script forked it); None for any other. Its
+        helper imports LibCST at once on a folder and on stdin (which is read by the command
+        line, once it knows its options); on named files only, when one of them may train
+        (`_may_train`): pre-commit passes every file changed."""
         arguments = list(arguments)
         if first is None and (not processes.can_fork() or not checks_code(arguments)):
             return None
@@ -54,9 +51,7 @@ class Early:
             return None
         words = [word for word in arguments if not word.startswith("-")]
         files = [word for word in words if os.path.isfile(word)]
-        if "-" in arguments:
-            early.stdin = _read_stdin()
-        if (not files or any(map(os.path.isdir, words))) and early.stdin is None or _may_train(files, early.stdin):
+        if "-" in arguments or not files or any(map(os.path.isdir, words)) or _may_train(files):
             early.warm_up()
         return early
 
@@ -82,21 +77,12 @@ class Early:
         self.team.close()
 
 
-def _read_stdin() -> bytes | None:
-    """What standard input holds (a `Head` of it, beyond what can be checked), as the command
-    line reads it; None if there is none."""
-    from zerograd_lint.files.reading import LIMIT, read_stream
-
-    stream = getattr(sys.stdin, "buffer", sys.stdin)
-    return None if stream is None else read_stream(stream, LIMIT)
-
-
 # The words without which a file holds no training loop of its own (`prefilter` knows better, later).
 _TRAINING = (b"backward", b".step(")
 
 
-def _may_train(files: list[str], stdin: bytes | None) -> bool:
-    """Does stdin, or one of the files, hold a word of training (read as bytes, first megabytes)?"""
+def _may_train(files: list[str]) -> bool:
+    """Does one of the files hold a word of training (read as bytes, its first megabytes)?"""
     for path in files:
         try:
             with open(path, "rb") as file:
@@ -105,7 +91,7 @@ def _may_train(files: list[str], stdin: bytes | None) -> bool:
             continue
         if any(word in data for word in _TRAINING):
             return True
-    return stdin is not None and any(word in stdin for word in _TRAINING)
+    return False
 
 
 # What a named run sends its early helper through a pipe (about 3 ms a megabyte, while the helper
