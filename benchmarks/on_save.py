@@ -2,6 +2,7 @@
 
     python benchmarks/on_save.py               # a generated project of 200 files
     python benchmarks/on_save.py --runs 15
+    python benchmarks/on_save.py --against OLD/bin/zerograd-lint   # and an older build, in turn
 
 The script is `speed.py`'s 300-line training script, with a few imports of the project's own
 modules added (an epoch loop, an optimizer factory, logging helpers) and a function using them.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -88,6 +90,8 @@ def make_project(root: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="runs per command; the median is shown (default: 9)")
+    parser.add_argument("--against", metavar="CMD", help="another build's command line (say an older installed "
+                        "version's console script), timed in turn on the same check in its project")
     args = parser.parse_args()
     text = script()
     lint = zerograd_lint()
@@ -106,6 +110,8 @@ def main() -> None:
             ("alone (baseline)", [*lint, *flags, str(alone / "train.py"), "-"], str(alone), text),
             ("an engine it uses", [*lint, *flags, str(engine), "-"], root, engine.read_text()),
         ]
+        if args.against:
+            commands.append(("the same, against", [*shlex.split(args.against), *flags, str(in_project), "-"], root, text))
         checker = ruff()
         if checker is not None:
             commands.append(("ruff check", [*checker, "check", "--no-cache", "--exit-zero", "-q", "--stdin-filename",
@@ -123,6 +129,9 @@ def main() -> None:
         print(f"{row.what:20} {statistics.median(row.wall):8.3f} {min(row.wall):8.3f} {max(row.wall):8.3f} "
               f"{statistics.median(row.cpu):8.3f}")
     project, baseline = (statistics.median(rows[0].wall), statistics.median(rows[1].wall))
+    if args.against:
+        against = statistics.median(rows[3].wall)
+        print(f"in its project: {project / against:.2f}x the build given by --against ({against:.3f} s)")
     verdict = "under" if project < GOAL else "OVER"
     print(f"on save in a {count}-file project: {project:.3f} s wall ({verdict} the {GOAL} s goal), "
           f"{project / baseline:.2f}x the same script alone ({baseline:.3f} s)")
