@@ -6,8 +6,8 @@ script, given something to check, forks it first of all (`Early`): the helper im
 this process imports the rest, walks and reads. A helper forked before the reading cannot inherit
 the bytes read after it. A folder's are read into an `Arena`, memory this process and its helpers
 share, and the helper is given them once all are read (`Reader.sources`). Files named by themselves
-(and stdin) are read with the files beside them as bytes, which the helper is sent (`Early.given`):
-there, the import of LibCST it saves is most of an on-save check's wait. Its cost to a run that
+(and stdin) are read with the files beside them as bytes, which the helper is sent (`Early.given`)
+to analyse them, having imported LibCST while this process read and planned. Its cost to a run that
 analyses nothing is a fork of a process that has imported next to nothing (about a millisecond).
 """
 

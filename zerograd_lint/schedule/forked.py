@@ -17,7 +17,7 @@ import sys
 
 WORKERS = 2  # the cores of the machines this project is measured on: two processes at work at once
 
-Pipes = tuple[int, int, int, int]  # jobs in, jobs out, results in, results out: see `processes._Pipes`
+Pipes = tuple[int, int, int, int]  # jobs in, jobs out, results in, results out: see `serving._Pipes`
 
 
 def can_fork() -> bool:
