@@ -43,39 +43,45 @@ class Positions:
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         line, column, end_line, end_column = self._ranges[id(node)]
         if self._lines is not None:
-            line, end_line = self._line(line), self._line(end_line)
+            line, end_line = _mapped(self._lines, line), _mapped(self._lines, end_line)
         return CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
-
-    def _line(self, line: int) -> int:
-        lines = self._lines
-        return lines[line - 1] if line <= len(lines) else (lines[-1] if lines else 0) + line - len(lines)
 
     def __len__(self) -> int:
         return len(self._ranges)
 
 
-class _Recorder:
-    """The code generation state LibCST's nodes write to (`libcst._nodes.internal.CodegenState`)."""
+class _State:
+    """What of LibCST's code generation state (`libcst._nodes.internal.CodegenState`) both the
+    writer of code (`_Writer`) and the recorder of positions (`_Recorder`) keep alike."""
 
-    __slots__ = ("stop_at", "default_indent", "default_newline", "indent_tokens", "tokens", "line", "column", "_starts",
-                 "ranges")
+    __slots__ = ("default_indent", "default_newline", "indent_tokens", "tokens")
 
-    def __init__(self, default_indent: str, default_newline: str, stop_at: cst.CSTNode | None = None) -> None:
-        self.stop_at = stop_at  # generating stops once this node's range is recorded
+    def __init__(self, default_indent: str, default_newline: str) -> None:
         self.default_indent = default_indent
         self.default_newline = default_newline
         self.indent_tokens: list[str] = []
-        self.tokens: list[str] = []  # never filled with tokens: only read to tell an empty module
-        self.line = 1  # 1-based
-        self.column = 0  # 0-based, in characters
-        self._starts: list[tuple[int, int]] = []
-        self.ranges: dict[int, tuple[int, int, int, int]] = {}
+        self.tokens: list[str] = []
 
     def increase_indent(self, value: str) -> None:
         self.indent_tokens.append(value)
 
     def decrease_indent(self) -> None:
         self.indent_tokens.pop()
+
+
+class _Recorder(_State):
+    """The code generation state LibCST's nodes write to, recording where each node starts and
+    ends; its `tokens` are never filled, only read to tell an empty module."""
+
+    __slots__ = ("stop_at", "line", "column", "_starts", "ranges")
+
+    def __init__(self, default_indent: str, default_newline: str, stop_at: cst.CSTNode | None = None) -> None:
+        super().__init__(default_indent, default_newline)
+        self.stop_at = stop_at  # generating stops once this node's range is recorded
+        self.line = 1  # 1-based
+        self.column = 0  # 0-based, in characters
+        self._starts: list[tuple[int, int]] = []
+        self.ranges: dict[int, tuple[int, int, int, int]] = {}
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -284,22 +290,10 @@ def code_for(module: cst.Module, node: cst.CSTNode) -> str:
     return "".join(state.tokens)
 
 
-class _Writer:
+class _Writer(_State):
     """`libcst._nodes.internal.CodegenState`, as `Module.code_for_node` uses it."""
 
-    __slots__ = ("default_indent", "default_newline", "indent_tokens", "tokens")
-
-    def __init__(self, default_indent: str, default_newline: str) -> None:
-        self.default_indent = default_indent
-        self.default_newline = default_newline
-        self.indent_tokens: list[str] = []
-        self.tokens: list[str] = []
-
-    def increase_indent(self, value: str) -> None:
-        self.indent_tokens.append(value)
-
-    def decrease_indent(self) -> None:
-        self.indent_tokens.pop()
+    __slots__ = ()
 
     def add_indent_tokens(self) -> None:
         self.tokens.extend(self.indent_tokens)

@@ -21,9 +21,9 @@ def reached(text: str, trains: Callable[[str], bool] = lambda block: False) -> s
     itself (`Engine(update)` elsewhere makes it a per-batch callback)."""
     found = set()
     for name, block in definitions(text).items():
-        depths = {len(match.group(1).expandtabs()) for match in _INNER_DEF.finditer(block)}
-        nested = bool(depths) if not block.startswith("class") else len(depths) > 1
         function = not block.startswith("class")
+        depths = {len(match.group(1).expandtabs()) for match in _INNER_DEF.finditer(block)}
+        nested = bool(depths) if function else len(depths) > 1  # a class's methods are one level in
         if _LOOP.search(block) or nested or "training_step" in block or (function and trains(block)):
             found.add(name)
     return found

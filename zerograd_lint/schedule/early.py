@@ -65,13 +65,18 @@ class Early:
         """A run of files named by themselves (read as bytes, with the files beside them): its
         helper is sent the sources, up to `SENT_UP_TO` characters, and its team is the run's.
         More than that, it is stopped, and the run forks helpers when it has work for them."""
-        if not self.warm or sum(map(len, sources.values())) > SENT_UP_TO:
+        sent = self.warm and sum(map(len, sources.values())) <= SENT_UP_TO
+        if sent:
+            self.hand_over(sources, sources)
+        else:
             self.close()
-            return None
+        self.arena.close()  # nothing went into it: named files are read as bytes
+        return self.team if sent else None
+
+    def hand_over(self, sources: Mapping[str, Source], sent: Mapping[str, Source | tuple[int, int]]) -> None:
+        """The run's sources held here, and in the helper as `sent` (a pair: a place in the arena)."""
         self.team.context.fill(sources)
-        self.team.helper(0).submit(_fill, None, sources)
-        self.arena.close()
-        return self.team
+        self.team.helper(0).submit(_fill, self.arena, sent)
 
     def close(self) -> None:
         self.team.close()
@@ -130,14 +135,13 @@ class Reader:
             sources[path] = arena.view(*place)
         large = sum(map(len, sources.values())) >= APART_FROM
         if large:  # the helper is sent the place in the arena of what is there, anything else as it is
-            team.context.fill(sources)
-            team.helper(0).submit(_fill, arena, {path: self._places.get(path, source) for path, source in sources.items()})
+            self._early.hand_over(sources, {path: self._places.get(path, source) for path, source in sources.items()})
         else:
             team.close()
         arena.close()  # the views keep its memory mapped, here and in the helpers
         return team if large else None
 
 
-def _fill(texts: Texts, arena: Arena | None, given: Mapping[str, Source | tuple[int, int]]) -> None:
+def _fill(texts: Texts, arena: Arena, given: Mapping[str, Source | tuple[int, int]]) -> None:
     """A helper's job: hold the sources, as this process does (a pair is a place in the arena)."""
     texts.fill({path: arena.view(*source) if isinstance(source, tuple) else source for path, source in given.items()})

@@ -232,9 +232,10 @@ class Run:
         gets the plan's parts (pickled once) and builds the plan again from the texts it
         inherited; once under way, they look for markers beside it. Without, this process
         analyses, sharing out to one forked process when there is enough to analyse."""
+        work = analysis_work(plan, processes.WORKERS)
+        many = sum(work.values()) >= ANALYSIS_APART_FROM
         if self._helping is not None and self._team.helpers:
-            work = analysis_work(plan, processes.WORKERS)
-            split = shares(work, processes.WORKERS if sum(work.values()) >= ANALYSIS_APART_FROM else 1)
+            split = shares(work, processes.WORKERS if many else 1)
             helpers = [self._team.helper(i) for i in range(len(split))]  # the second spawned if need be
             if len(split) == 1:  # little to analyse, in a helper likely still importing LibCST: sliced here meanwhile
                 for path, _ in split[0]:
@@ -244,9 +245,7 @@ class Run:
                     for helper, share in zip(helpers, split)]
             self._look_for_markers(jobs)
             return [job.result() for job in jobs]
-        work = analysis_work(plan, processes.WORKERS)
-        many = sum(work.values()) >= ANALYSIS_APART_FROM and processes.can_fork()
-        split = shares(work, processes.WORKERS if many else 1)
+        split = shares(work, processes.WORKERS if many and processes.can_fork() else 1)
         with processes.Team(plan) as forked:  # forked now: the plan is inherited, not sent
             jobs = [forked.helper(i).submit(_analyse, self.vocabulary, errors, share, self.loops)
                     for i, share in enumerate(split[1:])]
