@@ -16,7 +16,7 @@ from zerograd_lint.schedule import early as early_module
 from zerograd_lint.schedule import processes, run
 from zerograd_lint.schedule.arena import Arena
 from zerograd_lint.schedule.early import Early, Reader
-from zerograd_lint.schedule.forked import checks_code
+from zerograd_lint.schedule.forked import checks_code, fork_first
 from zerograd_lint.settings import Settings
 from zerograd_lint.texts import BINARY, decode
 
@@ -123,22 +123,40 @@ def test_an_early_run_finds_what_any_run_finds(tmp_path: Path, monkeypatch: pyte
 @pytest.mark.parametrize(("source", "warm"), [
     (b"import torch\n", False), (b"for x in d:\n    loss.backward()\n", True), (b"opt.step(closure)\n", True),
 ])
+@pytest.mark.parametrize("console", [True, False])
 def test_an_early_helper_imports_libcst_at_once_on_named_files_only_where_one_may_train(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: bytes, warm: bool) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: bytes, warm: bool, console: bool) -> None:
     """On a folder and on stdin always (stdin is not read before the command line knows it
     is asked to: it may be a terminal, or `-` an option's value); on named files when one of them
-    holds a word of training."""
+    holds a word of training. The helper the console script forks first of all decides so by
+    itself, before its first job (no job tells it to); one forked later is told to."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_bytes(source)
     (tmp_path / "other.py").write_bytes(b"x = 1\n")
+    monkeypatch.setattr(run, "warm_up", _warm_up_noted)  # in the helpers too: forked from here
+    given = _jobs_given(monkeypatch)
     for arguments, expected in ((["other.py", "train.py"], warm), (["-", "--stdin-filename", "other.py"], True),
                                 (["."], True), (["other.py", "."], True)):
-        early = Early.start(arguments)
+        given.clear()
+        early = Early.start(arguments, fork_first(arguments) if console else None)
         assert early is not None
         try:
             assert early.warm is expected, arguments
+            assert early.team.helper(0).submit(_warmed_up).result() is expected, arguments
+            assert given == ([] if console or not expected else ["_warm_up_noted"]) + ["_warmed_up"]
         finally:
             early.close()
+
+
+_WARMED_UP: list[object] = []  # in a helper: the warming up it did
+
+
+def _warm_up_noted(texts: object) -> None:
+    _WARMED_UP.append(texts)
+
+
+def _warmed_up(texts: object) -> bool:
+    return bool(_WARMED_UP)
 
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())

@@ -13,19 +13,18 @@ analyses nothing is a fork of a process that has imported next to nothing (about
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 
 from zerograd_lint.schedule import processes
 from zerograd_lint.schedule.arena import Arena
-from zerograd_lint.schedule.forked import First, checks_code
+from zerograd_lint.schedule.forked import First, checks_code, warms
 from zerograd_lint.texts import Source, Texts
 
 
 class Early:
     """The first helper of a run, forked before the run knows its files, and the arena they are
     read into (`Reader`). Its team's context is the run's `Texts`, empty until `Reader.sources`
-    (a folder) or `given` (named files). `warm`: the helper was told to import LibCST."""
+    (a folder) or `given` (named files). `warm`: the helper imports LibCST before any job."""
 
     def __init__(self, first: First | None = None) -> None:
         """`first`: the helper, forked already (`forked.fork_first`); else it is forked here.
@@ -39,9 +38,8 @@ class Early:
     def start(cls, arguments: Iterable[str], first: First | None = None) -> Early | None:
         """An `Early` for a command whose `arguments` check code (`forked.checks_code`), where a
         helper can be forked (`first`, if the console script forked it); None for any other. Its
-        helper imports LibCST at once on a folder and on stdin (which is read by the command
-        line, once it knows its options); on named files only, when one of them may train
-        (`_may_train`): pre-commit passes every file changed."""
+        helper imports LibCST at once where the run will want it (`forked.warms`): the console
+        script's decided so by itself, the same way; one forked here is told to."""
         arguments = list(arguments)
         if first is None and (not processes.can_fork() or not checks_code(arguments)):
             return None
@@ -49,9 +47,9 @@ class Early:
             early = cls(first)
         except (AttributeError, OSError):
             return None
-        words = [word for word in arguments if not word.startswith("-")]
-        files = [word for word in words if os.path.isfile(word)]
-        if "-" in arguments or not files or any(map(os.path.isdir, words)) or _may_train(files):
+        if first is not None:
+            early.warm = warms(arguments)
+        elif warms(arguments):
             early.warm_up()
         return early
 
@@ -80,23 +78,6 @@ class Early:
 
     def close(self) -> None:
         self.team.close()
-
-
-# The words without which a file holds no training loop of its own (`prefilter` knows better, later).
-_TRAINING = (b"backward", b".step(")
-
-
-def _may_train(files: list[str]) -> bool:
-    """Does one of the files hold a word of training (read as bytes, its first megabytes)?"""
-    for path in files:
-        try:
-            with open(path, "rb") as file:
-                data = file.read(SENT_UP_TO)
-        except OSError:
-            continue
-        if any(word in data for word in _TRAINING):
-            return True
-    return False
 
 
 # What a named run sends its early helper through a pipe (about 3 ms a megabyte, while the helper

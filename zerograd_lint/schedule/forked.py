@@ -2,10 +2,12 @@
 
 A run's first helper spends the start of the run importing LibCST (see `early`). Forked once
 `processes` is imported, it began 45 milliseconds after Python did (typing, dataclasses, pickle,
-threading); forked here, with `os` alone imported, it begins at once, and imports what it needs
-while this process imports what it needs. `First` is that fork, its pipes and its arena's file,
-which `early.Early` makes a helper of (`processes.Helper.adopting`); it serves as any helper
-does (`serving`).
+threading); forked here, with `os` alone imported, it begins at once. Where the run will want
+LibCST (`warms`), it imports it by itself, before its first job: told to by this process once
+that had imported the run (what pickling the job takes), it began 50 to 80 milliseconds later,
+and on a short on-save check it was still importing when the plan came. `First` is that fork,
+its pipes and its arena's file, which `early.Early` makes a helper of
+(`processes.Helper.adopting`); it serves as any helper does (`serving`).
 
 Only `os` and `sys`: this module is what the console script imports first.
 """
@@ -57,7 +59,7 @@ def fork_first(arguments: list[str]) -> First | None:
             from zerograd_lint.schedule.serving import serve
             from zerograd_lint.texts import Texts
 
-            serve(Texts({}), parent, pipes, spares)
+            serve(Texts({}), parent, pipes, spares, warm=warms(arguments))
         finally:
             os._exit(70)  # what `endings.ended` does, if even that import failed
     for fd in (pipes[0], pipes[3], *(fd for spare in spares for fd in (spare[0], spare[3]))):
@@ -84,6 +86,34 @@ def checks_code(arguments: list[str]) -> bool:
         return False
     words = words[1:] if words[:1] == ["check"] else words
     return not words or any(os.path.exists(word) for word in words)
+
+
+def warms(arguments: list[str]) -> bool:
+    """Will a command that checks code want LibCST at once? On a folder and on stdin, yes (stdin
+    cannot be read before the command line knows it is asked to: it may be a terminal, or `-` an
+    option's value); on named files only when one of them may train (`_may_train`): pre-commit
+    passes every file changed."""
+    words = [word for word in arguments if not word.startswith("-")]
+    files = [word for word in words if os.path.isfile(word)]
+    return "-" in arguments or not files or any(map(os.path.isdir, words)) or _may_train(files)
+
+
+# The words without which a file holds no training loop of its own (`prefilter` knows better, later).
+_TRAINING = (b"backward", b".step(")
+LOOKED_AT = 5_000_000  # bytes of each named file looked at for them
+
+
+def _may_train(files: list[str]) -> bool:
+    """Does one of the files hold a word of training (read as bytes, its first megabytes)?"""
+    for path in files:
+        try:
+            with open(path, "rb") as file:
+                data = file.read(LOOKED_AT)
+        except OSError:
+            continue
+        if any(word in data for word in _TRAINING):
+            return True
+    return False
 
 
 # fixes are checked again in this process, serially; the others check nothing
