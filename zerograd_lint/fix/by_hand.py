@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from zerograd_lint.fix.located import Frame, Located, Loop
 from zerograd_lint.fix.shapes import EFFECTS, descendants
@@ -23,16 +22,44 @@ class Unplanned(Exception):
     """No fix for the finding: the message says why."""
 
 
-_GRAD = m.Attribute(attr=m.Name("grad"))
 _CLEARING_METHODS = frozenset({"zero_", "detach_", "requires_grad_"})
-_ZEROES = m.Call(func=m.Attribute(attr=m.Name("zero_"), value=_GRAD | m.Attribute(attr=m.Name("data"), value=_GRAD)))
-_BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")) | m.Name("backward"))
+
+
+# What the fixes look for, tested node by node (`libcst.matchers` would cost a quarter of a second
+# to import, in every run that fixes).
+def _grads(node: cst.CSTNode) -> list[cst.Attribute]:
+    """Every `x.grad` in `node` (itself included), in the order of the source."""
+    return [n for n in descendants(node) if _is_grad(n)]  # type: ignore[misc]
+
+
+def _is_grad(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+def _zeroes(node: cst.CSTNode) -> bool:
+    """`x.grad.zero_()` or `x.grad.data.zero_()`."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "zero_"):
+        return False
+    zeroed = node.func.value
+    return _is_grad(zeroed) or (isinstance(zeroed, cst.Attribute) and zeroed.attr.value == "data"
+                                and _is_grad(zeroed.value))
+
+
+def _backward(node: cst.CSTNode) -> bool:
+    """`x.backward(...)` or `backward(...)`."""
+    return isinstance(node, cst.Call) and (
+        (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
+        or (isinstance(node.func, cst.Name) and node.func.value == "backward"))
+
+
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def clear_after_update(here: Located, update: cst.SimpleStatementLine, loop: Loop) -> cst.SimpleStatementLine:
     """The clear of the tensor an update by hand reads, to put right after the update."""
     statement = update.body[0]
-    reads = [node for node in m.findall(statement, _GRAD) if not _written(here, node)]
+    reads = [node for node in _grads(statement) if not _written(here, node)]
     tensors = list(dict.fromkeys(here.code(node.value).strip() for node in reads))
     if not tensors:
         raise Unplanned(f"`{here.code(statement)}` reads no `.grad` the fix can name")
@@ -43,7 +70,7 @@ def clear_after_update(here: Located, update: cst.SimpleStatementLine, loop: Loo
     [tensor] = tensors
     if any(isinstance(n, EFFECTS) for node in reads for n in descendants(node.value)):
         raise Unplanned(f"the updated tensor is reached through a call (`{tensor}`), which the fix does not repeat")
-    zeroes = bool(m.findall(here.module, _ZEROES))
+    zeroes = any(map(_zeroes, descendants(here.module)))
     text = f"{tensor}.grad.zero_()" if zeroes else f"{tensor}.grad = None"
     clear = cst.parse_statement(f"{text}\n", config=here.module.config_for_parsing)
     assert isinstance(clear, cst.SimpleStatementLine)
@@ -79,8 +106,8 @@ def whole_update_loop(here: Located, update: cst.BaseStatement, frames: tuple[Fr
     if not isinstance(loop, cst.For) or loop in clear_frames or not _plain_loop(loop):
         return update, frames
     assert isinstance(loop.target, cst.Name)
-    reads_its_gradient = any(here.code(node.value).strip() == loop.target.value for node in m.findall(update, _GRAD))
-    if not reads_its_gradient or m.findall(loop.body, _BACKWARD):
+    reads_its_gradient = any(here.code(node.value).strip() == loop.target.value for node in _grads(update))
+    if not reads_its_gradient or any(map(_backward, descendants(loop.body))):
         return update, frames
     return loop, frames[:-1]
 
@@ -118,7 +145,7 @@ def _clears(here: Located, small: cst.BaseSmallStatement, name: str) -> bool:
     """`p.grad = None`, `p.grad.zero_()`, `p.grad.detach_()`, `p.grad.data.zero_()`."""
     if isinstance(small, cst.Assign):
         return (len(small.targets) == 1 and here.code(small.targets[0].target).strip() == f"{name}.grad"
-                and m.matches(small.value, m.Name("None")))
+                and _is_none(small.value))
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         func = small.value.func
         return (isinstance(func, cst.Attribute) and func.attr.value in _CLEARING_METHODS
@@ -134,7 +161,7 @@ def _written(here: Located, grad: cst.Attribute) -> bool:
 def _read_elsewhere(here: Located, loop: Loop, tensor: str, update: cst.BaseSmallStatement) -> int | None:
     """The line of a read of `tensor.grad` in the loop other than the update's, a clear's or a
     test of whether it is None (which still holds, or is moot, once it is cleared)."""
-    for node in m.findall(loop, _GRAD):
+    for node in _grads(loop):
         if here.code(node.value).strip() != tensor or _within(here, node, update) or _written(here, node):
             continue
         if _cleared(here, node) or _tested_for_none(here, node):
@@ -163,5 +190,5 @@ def _cleared(here: Located, grad: cst.Attribute) -> bool:
 def _tested_for_none(here: Located, grad: cst.Attribute) -> bool:
     comparison = here.parent(grad)
     return isinstance(comparison, cst.Comparison) and all(
-        isinstance(target.operator, (cst.Is, cst.IsNot)) and m.matches(target.comparator, m.Name("None"))
+        isinstance(target.operator, (cst.Is, cst.IsNot)) and _is_none(target.comparator)
         for target in comparison.comparisons)
