@@ -306,6 +306,18 @@ def test_start_up_does_not_import_libcst() -> None:
     assert "libcst" not in importtime.stderr
 
 
+def test_fixing_does_not_import_libcst_matchers() -> None:
+    """The fixes test the shapes they look for node by node: `libcst.matchers` took 0.15 to
+    0.25 s to import, in every run that fixes."""
+    importtime = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import zerograd_lint.fix.pipeline"], cwd=ROOT,
+        capture_output=True, text=True, check=True,
+    )
+    modules = {line.split("|")[-1].strip() for line in importtime.stderr.splitlines() if "|" in line}
+    assert "zerograd_lint.fix.by_hand" in modules and "libcst" in modules
+    assert "libcst.matchers" not in modules
+
+
 def test_the_console_script_forks_before_it_imports_anything() -> None:
     """`schedule.forked`, which the console script imports first to fork the run's first helper,
     imports nothing but the package and itself: the helper begins importing LibCST at once."""

@@ -25,8 +25,8 @@ class Unplanned(Exception):
 _CLEARING_METHODS = frozenset({"zero_", "detach_", "requires_grad_"})
 
 
-# What the fixes look for, tested node by node (`libcst.matchers` would cost a quarter of a second
-# to import, in every run that fixes).
+# What the fixes look for, tested node by node: `libcst.matchers` took 0.15 to 0.25 s to import, in
+# every run that fixes.
 def _grads(node: cst.CSTNode) -> list[cst.Attribute]:
     """Every `x.grad` in `node` (itself included), in the order of the source."""
     return [n for n in descendants(node) if _is_grad(n)]  # type: ignore[misc]
