@@ -3,10 +3,10 @@
 A run's first helper spends the start of the run importing LibCST (see `early`). Forked once
 `processes` is imported, it began 45 milliseconds after Python did (typing, dataclasses, pickle,
 threading); forked here, with `os` alone imported, it begins at once. Where the run will want
-LibCST (`warms`), it imports it by itself, before its first job: told to by this process once
-that had imported the run (what pickling the job takes), it began 50 to 80 milliseconds later,
-and on a short on-save check it was still importing when the plan came. `First` is that fork,
-its pipes and its arena's file, which `early.Early` makes a helper of
+LibCST (`warms`), it imports it by itself, before its first job, as soon as it can serve. Told to
+by this process, which had to import the run first to pickle the job, it began some 35
+milliseconds later, and on a short on-save check it was still importing when the plan came.
+`First` is that fork, its pipes and its arena's file, which `early.Early` makes a helper of
 (`processes.Helper.adopting`); it serves as any helper does (`serving`).
 
 Only `os` and `sys`: this module is what the console script imports first.
