@@ -70,7 +70,8 @@ def test_a_view_decodes_as_its_bytes_do(data: bytes) -> None:
     ([], True), (["."], True), (["check", "."], True), (["--no-cache", "."], True), (["check"], True),
     (["train.py"], True), (["-"], True), (["--stdin-filename", "train.py", "-"], True),
     (["--stdin-filename", "train.py"], True), (["gone.py"], False), (["--fix", "."], False),
-    (["--diff", "train.py"], False), (["--fix", "-"], False), (["server"], False), (["rule", "ZG001"], False),
+    (["--diff", "train.py"], False), (["--fix", "-"], False), (["--watch", "train.py"], False), (["server"], False),
+    (["rule", "ZG001"], False),
     (["--explain", "ZG001"], False), (["--version"], False),
 ])
 def test_a_run_is_started_early_only_when_it_checks_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -75,8 +75,8 @@ def _pipes() -> Pipes:
 
 def checks_code(arguments: list[str]) -> bool:
     """Does a command check code: a folder (its default, when it names nothing), files or stdin,
-    without fixing it? A guess from the words that are not options: a word that is an option's
-    value only costs a fork."""
+    without fixing or watching it? A guess from the words that are not options: a word that is an
+    option's value only costs a fork."""
     if any(word in _NO_CHECK for word in arguments):
         return False
     if "-" in arguments:
@@ -116,5 +116,7 @@ def _may_train(files: list[str]) -> bool:
     return False
 
 
-# fixes are checked again in this process, serially; the others check nothing
-_NO_CHECK = frozenset({"--fix", "--diff", "--explain", "--help", "-h", "--version"})
+# Fixes are checked again in this process, serially. `--watch` runs each check as a process of its
+# own (`cli.watch`), which forks its own helper: one forked here would wait, idle, until Ctrl-C.
+# The others check nothing.
+_NO_CHECK = frozenset({"--fix", "--diff", "--watch", "--explain", "--help", "-h", "--version"})
