@@ -29,7 +29,7 @@ _CLEARING_METHODS = frozenset({"zero_", "detach_", "requires_grad_"})
 # every run that fixes.
 def _grads(node: cst.CSTNode) -> list[cst.Attribute]:
     """Every `x.grad` in `node` (itself included), in the order of the source."""
-    return [n for n in descendants(node) if _is_grad(n)]  # type: ignore[misc]
+    return [n for n in descendants(node) if isinstance(n, cst.Attribute) and _is_grad(n)]
 
 
 def _is_grad(node: cst.CSTNode) -> bool:
