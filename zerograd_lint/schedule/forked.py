@@ -59,7 +59,7 @@ def fork_first(arguments: list[str]) -> First | None:
             from zerograd_lint.schedule.serving import serve
             from zerograd_lint.texts import Texts
 
-            serve(Texts({}), parent, pipes, spares, warm=warms(arguments))
+            serve(Texts({}), parent, pipes, spares, warm=lambda: warms(arguments))
         finally:
             os._exit(70)  # what `endings.ended` does, if even that import failed
     for fd in (pipes[0], pipes[3], *(fd for spare in spares for fd in (spare[0], spare[3]))):

@@ -15,6 +15,7 @@ import queue
 import struct
 import threading
 import warnings
+from collections.abc import Callable
 from typing import NamedTuple, NoReturn
 
 from zerograd_lint.schedule.endings import ended, sent, set_up_helper
@@ -81,10 +82,11 @@ def _spawn(context: object, jobs_in: int, results_out: int) -> int:
 
 
 def serve(context: object, parent: int, own: Pipes, spares: list[Pipes], others: set[int] | None = None,
-          warm: bool = False) -> NoReturn:
+          warm: Callable[[], bool] | None = None) -> NoReturn:
     """In a helper just forked from `parent`: serve on `own` pipes, keeping the far ends of the
     `spares` for the helpers it will spawn, and close every other pipe's end it inherited (those
-    of the parent's other helpers: `others`). `warm`: import LibCST and the analysis first."""
+    of the parent's other helpers: `others`). `warm`: whether to import LibCST and the analysis
+    first, asked once this helper is tied to its parent (it dies with it) and its pipes are read."""
     try:
         own, spares = _Pipes(*own), [_Pipes(*spare) for spare in spares]
         set_up_helper(parent)
@@ -97,11 +99,11 @@ def serve(context: object, parent: int, own: Pipes, spares: list[Pipes], others:
         ended()
 
 
-def _serve(context: object, jobs_in: int, results_out: int, warm: bool = False) -> None:
-    """Do the jobs as they come, until killed, once warmed up if `warm`. Jobs are read, and
-    results written, by threads of their own: the parent never waits to hand over a job while a
-    long one (or the warming up) runs here, and a result it is not reading yet never holds up the
-    next job."""
+def _serve(context: object, jobs_in: int, results_out: int, warm: Callable[[], bool] | None = None) -> None:
+    """Do the jobs as they come, until killed, once warmed up if `warm()` says so. Jobs are
+    read, and results written, by threads of their own: the parent never waits to hand over a job
+    while a long one (or the warming up) runs here, and a result it is not reading yet never holds
+    up the next job."""
     global _KEPT, _SERVING
     _KEPT = []
     _SERVING = (jobs_in, results_out)
@@ -110,13 +112,13 @@ def _serve(context: object, jobs_in: int, results_out: int, warm: bool = False) 
     done: queue.SimpleQueue[bytes] = queue.SimpleQueue()
     threading.Thread(target=_read_all, args=(jobs_in, jobs), daemon=True).start()
     threading.Thread(target=_write_all, args=(done, results_out), daemon=True).start()
-    if warm:
-        try:
+    try:
+        if warm is not None and warm():
             from zerograd_lint.schedule.run import warm_up
 
             warm_up(context)
-        except Exception:  # noqa: BLE001, S110 - the job that needs what failed to import raises it to the parent
-            pass
+    except Exception:  # noqa: BLE001, S110 - the job that needs what failed to import raises it to the parent
+        pass
     while True:
         job = jobs.get()
         try:
