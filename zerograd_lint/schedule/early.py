@@ -39,7 +39,7 @@ class Early:
         """An `Early` for a command whose `arguments` check code (`forked.checks_code`), where a
         helper can be forked (`first`, if the console script forked it); None for any other. Its
         helper imports LibCST at once where the run will want it (`forked.warms`): the console
-        script's decided so by itself, the same way; one forked here is told to."""
+        script's helper decides so by itself, by the same rule; one forked here is told to."""
         arguments = list(arguments)
         if first is None and (not processes.can_fork() or not checks_code(arguments)):
             return None
