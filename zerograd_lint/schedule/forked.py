@@ -46,7 +46,7 @@ def fork_first(arguments: list[str]) -> First | None:
         arena = os.memfd_create("zerograd-lint", os.MFD_CLOEXEC)
     except (AttributeError, OSError):
         return None
-    pipes, spares = _pipes(), [_pipes() for _ in range(WORKERS - 1)]
+    pipes, spares = make_pipes(), [make_pipes() for _ in range(WORKERS - 1)]
     parent = os.getpid()
     try:
         pid = os.fork()
@@ -67,7 +67,8 @@ def fork_first(arguments: list[str]) -> First | None:
     return First(pid, pipes, spares, arena)
 
 
-def _pipes() -> Pipes:
+def make_pipes() -> Pipes:
+    """Two new pipes, for a helper's jobs and results (`serving._Pipes` names their ends)."""
     jobs_in, jobs_out = os.pipe()
     results_in, results_out = os.pipe()
     return jobs_in, jobs_out, results_in, results_out

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import NamedTuple, NoReturn
 
 from zerograd_lint.schedule.endings import ended, sent, set_up_helper
-from zerograd_lint.schedule.forked import Pipes
+from zerograd_lint.schedule.forked import Pipes, make_pipes
 
 _HEADER = struct.Struct("<Q")  # the length of the pickle that follows, either way
 _KEPT: list[object] | None = None  # in a helper: what `keep` was given
@@ -45,9 +45,7 @@ class _Pipes(NamedTuple):
 
     @classmethod
     def make(cls) -> _Pipes:
-        jobs_in, jobs_out = os.pipe()
-        results_in, results_out = os.pipe()
-        return cls(jobs_in, jobs_out, results_in, results_out)
+        return cls(*make_pipes())
 
     @property
     def ours(self) -> tuple[int, int]:  # the ends this process keeps
