@@ -20,15 +20,16 @@ backward slice, decided with `ast` and generous. A statement stays if
   also makes `args` hold what it is given), a container changed in place (`params.append(p)`); an
   attribute of `self`, of anything but a local name, or a global, always stays (code elsewhere may
   read it);
-- it defines a function or a class that is read, decorated, says training or is analysed.
+- it defines a function or a class that is read, decorated, says training or is analysed;
+- it comes right before a kept bare call in a `try` body (the graph takes a clear to complete,
+  and a statement before it may fail).
 
 A compound statement's header is judged as such a statement (`_Header`: `for o in opts:` binds `o`
 from `opts`, an `if` test may clear or be given the optimizer). A compound statement stays, header
 and all, when its header or anything in it does; else it goes whole, but a `while` always stays
-(an endless loop ends what follows). A block left
-empty gets a `pass` (`sparse.sparse_text` blanks the lines). The exhaustive run slices nothing, so
-`tests/test_prefilter.py` holds every fixture to the same findings with and without, and
-`benchmarks/same_findings.py` every real tree.
+(an endless loop ends what follows). A block left empty gets a `pass` (`sparse.sparse_text`
+blanks the lines). The exhaustive run slices nothing, so `tests/test_prefilter.py` holds every
+fixture to the same findings with and without, and `benchmarks/same_findings.py` every real tree.
 """
 
 from __future__ import annotations
@@ -99,7 +100,9 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
                 around(compounds)
         new = wanted - read
         if not new:
-            return _blocks_blanked(function.body, kept, offset)
+            if not (todo := _before_bare_calls(function.body, kept, statements, headers)):
+                return _blocks_blanked(function.body, kept, offset)
+            continue
         read |= new
         wanted.clear()
         todo = [index for name in new for index in binding.get(name, ())]
@@ -304,13 +307,35 @@ def _evaluated(statement: ast.stmt) -> list[tuple[list[ast.expr], ast.expr]]:
     return [([ast.Name(h.name, ast.Store())] if h.name else [], h.type) for h in statement.handlers if h.type is not None]
 
 
+def _before_bare_calls(body: list[ast.stmt], kept: set[int], statements: list, headers: dict[int, list[int]]) -> list[int]:
+    """In a `try` body, the statement before a kept bare call (`opt.zero_grad()`, which the graph
+    takes to complete), where failing is possible: kept (a `try` with no header, its blocks a
+    `pass`), or the indexes in `statements` of it or its headers, to keep with what they read."""
+    index = {id(statement): i for i, (statement, _) in enumerate(statements)}
+    todo: list[int] = []
+    for before, call in _in_try_bodies(body):
+        if id(call) in kept and id(before) not in kept and isinstance(call, ast.Expr) and isinstance(call.value, ast.Call) \
+                and not any(isinstance(n, ast.Call) for a in (*call.value.args, *call.value.keywords) for n in ast.walk(a)):
+            own = headers.get(id(before)) or ([index[id(before)]] if id(before) in index else [])
+            if not own:
+                kept.add(id(before))
+            todo += own
+    return todo
+
+
+def _in_try_bodies(body: list[ast.stmt]) -> Iterator[tuple[ast.stmt, ast.stmt]]:
+    for statement in body:  # each statement of a `try` body, however nested, and the next one
+        if isinstance(statement, (ast.Try, ast.TryStar)):
+            yield from zip(statement.body, statement.body[1:])
+        for block in blocks_of(statement):
+            yield from _in_try_bodies(block)
+
+
 def _blocks_blanked(body: list[ast.stmt], kept: set[int], offset: int) -> list[Block]:
     """`body` and the blocks of the compound statements kept in it that hold something blanked."""
-    out = []
     block = [(s.lineno + offset, (s.end_lineno or s.lineno) + offset, s.col_offset, s.end_col_offset or 0, id(s) not in kept)
              for s in body]
-    if any(blank for *_, blank in block):
-        out.append(block)
+    out = [block] if any(blank for *_, blank in block) else []
     for statement in body:
         if id(statement) in kept and isinstance(statement, _COMPOUND):
             for inner in blocks_of(statement):
@@ -329,9 +354,7 @@ def _targets(statement: ast.stmt) -> list[ast.expr]:
 def _unpacked(target: ast.expr) -> list[ast.expr]:
     if isinstance(target, (ast.Tuple, ast.List)):
         return [t for element in target.elts for t in _unpacked(element)]
-    if isinstance(target, ast.Starred):
-        return _unpacked(target.value)
-    return [target]
+    return _unpacked(target.value) if isinstance(target, ast.Starred) else [target]
 
 
 def _walk(node: ast.AST) -> list[ast.AST]:

@@ -1,7 +1,8 @@
-"""`try` and `with` in the graph. A `try` body may fail after any of its statements: each handler
-starts from all of those points, and an iteration that failed gives up what it accumulated (an
-EXCUSE node; `except StopIteration:` is an epoch's end, nothing failed). A `finally` block runs on
-every way out, jumps included (`statements.py`). A `with` block may turn grad mode off
+"""`try` and `with` in the graph. A `try` body may fail in any of its statements but a bare clear
+(`optimizer.zero_grad()`, taken to complete): each handler starts from the points before those
+statements and from its end, and an iteration that failed gives up what it accumulated (an EXCUSE
+node; `except StopIteration:` is an epoch's end, nothing failed). A `finally` block runs on every
+way out, jumps included (`statements.py`). A `with` block may turn grad mode off
 (`torch.no_grad()`) or gate the optimizers on Accelerate's sync step (`accelerate.py`).
 
 `TryAndWith` is a part of `Builder` (`builder.py`): it uses the state the builder keeps.
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from zerograd_lint import events as ev
 from zerograd_lint.graphs.assumptions import constant_truth
-from zerograd_lint.graphs.nodes import EXCUSE
+from zerograd_lint.graphs.nodes import EVENT, EXCUSE
 from zerograd_lint.graphs.statements import FinallyBlock, TryJumps
 from zerograd_lint.scopes import dotted_name
 
@@ -27,10 +29,12 @@ class TryAndWith:
         sources: list[int] = []
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
         for statement in body:
-            sources += self.preds
-            if not self.preds:
+            before, first = self.preds, len(self.graph.ops)
+            if not before:
                 break
             self.statement(statement)
+            if not self._only_clears(statement, first):
+                sources += before
         sources += self.preds + raised.raises
         self.jump_targets.pop()
         if node.orelse is not None:
@@ -53,6 +57,17 @@ class TryAndWith:
 
     stmt_TryStar = stmt_Try
 
+    def _only_clears(self, statement: cst.BaseStatement, first: int) -> bool:
+        """A statement that is a clear and nothing else (`optimizer.zero_grad()`, its nodes from
+        `first` on) is taken to complete: a `try` fails before or after it, never in it."""
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(call := statement.body[0], cst.Expr) and isinstance(call.value, cst.Call)
+                and not any(_calls(arg.value) for arg in call.value.args)):
+            return False
+        nodes = range(first, len(self.graph.ops))
+        return bool(nodes) and all(self.graph.ops[n] == EVENT and self.graph.args[n].event.op == ev.CLEAR  # type: ignore[union-attr]
+                                   for n in nodes)
+
     def stmt_With(self, node: cst.With) -> None:
         gate = None
         grad_mode = self.grad_mode
@@ -71,6 +86,10 @@ class TryAndWith:
 
 
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
+
+
+def _calls(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) or any(_calls(child) for child in node.children)
 
 
 def _ends_an_iterator(handler: cst.ExceptHandler) -> bool:
