@@ -1,11 +1,11 @@
 """Checks made on a fixed source before anything is written.
 
 - It parses.
-- It differs from the original only by the intended statements: both are parsed again from their
-  text, the moved statements are taken out of the original and the placed ones out of the fixed
-  source (found where the line bookkeeping says they are, and compared with what was meant to be
-  there), and what is left must be the same tree, whitespace and comments included
-  (`deep_equals`).
+- It differs from the original only by the intended statements: the fixed source is parsed from
+  its text, the moved statements are taken out of the original (as parsed for planning) and the
+  placed ones out of the fixed source (found where the line bookkeeping says they are, and
+  compared with what was meant to be there), and what is left must be the same tree, whitespace
+  and comments included (`deep_equals`).
 - Findings are matched across the edit by `identity`: code, loop position and the position of
   each step, mapped through the edit's `Shift` (a step never moves; only clears do).
 """
@@ -43,7 +43,8 @@ def shift_of(placements: Sequence[Placement], here: Located) -> Shift:
 
 def structural_problem(original: str | bytes, fixed: str | bytes, placements: Sequence[Placement],
                        here: Located, shift: Shift) -> str | None:
-    """Why the fixed source is not the original plus the placements, or None when it is."""
+    """Why the fixed source is not the original (`here`, as parsed) plus the placements, or None
+    when it is."""
     try:
         after = Located(fixed)
     except cst.ParserSyntaxError as exc:
@@ -51,14 +52,7 @@ def structural_problem(original: str | bytes, fixed: str | bytes, placements: Se
     problem = compile_problem(original, fixed)
     if problem is not None:
         return problem
-    before = Located(original)
-    moved = []
-    for placement in placements:
-        if placement.moved is not None:
-            statement = before.statement_starting_on(here.first_line(placement.moved))
-            if statement is None:
-                return f"the statement at line {here.first_line(placement.moved)} was not found again"
-            moved.append(statement)
+    moved = [placement.moved for placement in placements if placement.moved is not None]
     placed = []
     for index, placement in enumerate(placements):
         line = shift.start(index) + len(carried_lines(placement.statement))
@@ -66,7 +60,7 @@ def structural_problem(original: str | bytes, fixed: str | bytes, placements: Se
         if statement is None or after.code(statement) != here.code(placement.statement):
             return f"line {line} of the fixed source is not the statement meant to be there"
         placed.append(statement)
-    if not without(before.module, moved).deep_equals(without(after.module, placed)):
+    if not without(here.module, moved).deep_equals(without(after.module, placed)):
         return "the fixed source differs from the original by more than the intended statements"
     return None
 
