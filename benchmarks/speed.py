@@ -19,8 +19,11 @@ lands there, not in the tree), and is timed from outside: wall seconds and peak 
 `resource.getrusage(RUSAGE_CHILDREN)`. ruff's runs and the cold runs are taken in turn, so that
 a machine slowing down for a while cannot favour either. Per tree:
 
-- `zerograd-lint --no-cache TREE`: cold, nothing reused;
-- `zerograd-lint TREE`, after one run that filled the cache: warm, nothing changed;
+- `zerograd-lint --exit-zero -q --no-cache TREE`: cold, nothing reused, with ruff's flags (the
+  findings, no summary);
+- the same without `--exit-zero -q`: the summary, and after findings the fix hint (`[*] N
+  fixable`), which parses the files with findings to plan their fixes;
+- `zerograd-lint --exit-zero -q TREE`, after one run that filled the cache: warm, nothing changed;
 - `ruff check --isolated --no-cache --exit-zero -q TREE` (its default rules, whatever the tree configures): the
   baseline, measured in the same run;
 - with `--with-libcst`, `libcst.parse_module` of every file zerograd-lint would read, in one
@@ -170,14 +173,16 @@ def python_files(tree: str) -> tuple[int, float]:
 def bench_tree(tree: str, args: argparse.Namespace, lint: list[str], no_cache: bool, baseline: list[str]) -> list[Measure]:
     rows = []
     with tempfile.TemporaryDirectory() as cwd:
-        cold = [*lint, "--no-cache", tree] if no_cache else [*lint, tree]
+        quiet = [*lint, "--exit-zero", "-q"]  # ruff's flags: the findings, no summary
+        cold = [*quiet, "--no-cache", tree] if no_cache else [*quiet, tree]
         rows.extend(measure_alternately([
             ("ruff check (default rules)", [*baseline, "check", "--isolated", "--no-cache", "--exit-zero", "-q", tree]),
             ("zerograd-lint, cold" + ("" if no_cache else " (no --no-cache: no cache either)"), cold),
+            ("zerograd-lint, cold, summary and fix hint", [c for c in cold if c not in ("--exit-zero", "-q")]),
         ], cwd, args.runs))
         if no_cache:
-            subprocess.run([*lint, tree], cwd=cwd, capture_output=True, check=False)  # fills the cache
-            rows.append(measure("zerograd-lint, warm (cache)", [*lint, tree], cwd, args.runs))
+            subprocess.run([*quiet, tree], cwd=cwd, capture_output=True, check=False)  # fills the cache
+            rows.append(measure("zerograd-lint, warm (cache)", [*quiet, tree], cwd, args.runs))
         if args.with_libcst:  # the files zerograd-lint reads: this checkout's discovery
             checkout = str(Path(__file__).resolve().parent.parent)
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
@@ -230,9 +235,10 @@ def main() -> None:
         rows = bench_tree(tree, args, lint, no_cache, baseline)
         count, megabytes = python_files(tree)
         print_table(f"{name}: {tree} ({count} .py files, {megabytes:.0f} MB)", rows, rows[0].seconds)
-        ratios = [f"cold/ruff {rows[1].seconds / rows[0].seconds:.2f}x"]
+        ratios = [f"cold/ruff {rows[1].seconds / rows[0].seconds:.2f}x",
+                  f"with hint/ruff {rows[2].seconds / rows[0].seconds:.2f}x"]
         if no_cache:
-            ratios.append(f"warm/ruff {rows[2].seconds / rows[0].seconds:.2f}x")
+            ratios.append(f"warm/ruff {rows[3].seconds / rows[0].seconds:.2f}x")
         headline.append(f"{name}: {', '.join(ratios)}")
 
     with tempfile.TemporaryDirectory() as cwd:

@@ -51,7 +51,7 @@ def test_findings_print_one_line_each_and_exit_1(tree: Path) -> None:
         "stale.py:4:1: ZG001 optimizer.step() (line 7) applies gradients an earlier step already "
         "applied: nothing clears them in this loop",
     ]
-    assert result.stderr == "Found 2 findings in 2 files (3 files checked).\n"
+    assert result.stderr == "Found 2 findings in 2 files (3 files checked).\n[*] 2 fixable with the `--fix` option.\n"
 
 
 def test_clean_file_exits_0(tree: Path) -> None:
@@ -191,7 +191,8 @@ def test_files_that_could_not_be_checked_are_not_counted_as_checked(tree: Path) 
         assert result.exit_code == 2
         assert result.stderr.splitlines()[-1] == "No findings (0 files checked, 2 could not be)."
     result = run("one.py", "nope.py", "stale.py", "clean.py")
-    assert result.stderr.splitlines()[-1] == "Found 1 finding in 1 file (2 files checked, 2 could not be)."
+    assert result.stderr.splitlines()[-2:] == [
+        "Found 1 finding in 1 file (2 files checked, 2 could not be).", "[*] 1 fixable with the `--fix` option."]
 
 
 def test_no_python_file_found_is_said_and_exits_0(tree: Path) -> None:
@@ -235,7 +236,7 @@ def test_examples_report_exactly_the_documented_bugs() -> None:
         ("examples/cleared_before_step.py", "ZG002"),
         ("examples/accumulation_discarded.py", "ZG003"),
     }
-    assert result.stderr.strip() == "Found 3 findings in 3 files (6 files checked)."
+    assert result.stderr.strip() == "Found 3 findings in 3 files (6 files checked).\n[*] 3 fixable with the `--fix` option."
 
 
 def test_console_script_on_a_clean_file() -> None:

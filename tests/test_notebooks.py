@@ -203,7 +203,7 @@ def test_folders_are_searched_for_notebooks_but_not_checkpoints(folder: Path) ->
     result = run(".")
     assert result.exit_code == 1
     assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["nb/train.ipynb"]
-    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
+    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n[*] 1 fixable with the `--fix` option.\n"
 
 
 def test_a_check_never_writes_a_notebook(folder: Path) -> None:

@@ -46,7 +46,7 @@ def test_stdin_is_reported_under_the_given_name_and_nothing_is_written(project: 
     result = run("-", "--stdin-filename", "src/train.py", stdin=STALE)
     assert result.exit_code == 1
     assert result.stdout == f"src/train.py:4:1: ZG001 {FINDING}\n"
-    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
+    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n[*] 1 fixable with the `--fix` option.\n"
     assert snapshot(project) == before
 
 
@@ -76,7 +76,7 @@ def test_force_exclude_skips_an_excluded_name(project: Path) -> None:
 def test_stdin_replaces_the_file_it_stands_for(project: Path) -> None:
     result = run("-", "src", "--stdin-filename", "src/train.py", stdin=STALE)
     assert result.stdout == f"src/train.py:4:1: ZG001 {FINDING}\n"
-    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
+    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n[*] 1 fixable with the `--fix` option.\n"
 
 
 def test_stdin_in_the_formats_editors_read(project: Path) -> None:
@@ -109,7 +109,7 @@ def test_a_stdin_filename_alone_reads_stdin(project: Path) -> None:
     before = snapshot(project)
     result = run("--stdin-filename", "src/train.py", stdin=STALE)
     assert (result.exit_code, result.stdout) == (1, f"src/train.py:4:1: ZG001 {FINDING}\n")
-    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n"
+    assert result.stderr == "Found 1 finding in 1 file (1 file checked).\n[*] 1 fixable with the `--fix` option.\n"
     assert snapshot(project) == before
     (project / "other").mkdir()
     (project / "other" / "pyproject.toml").write_text('[tool.zerograd-lint]\nselect = ["ZG002"]\n')

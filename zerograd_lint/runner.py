@@ -62,6 +62,17 @@ class Buffer:
     content: str | bytes
 
 
+@dataclass(frozen=True)
+class Fixable:
+    """What `--fix` has fixes for among a check's findings, as ruff's hint counts them: the
+    findings with a fix it makes; how many more only `--unsafe-fixes` makes; and how many files
+    with findings were too large to parse for the count (`HINT_LARGEST`)."""
+
+    fixed: list[Finding] = field(default_factory=list)
+    hidden: int = 0
+    too_large: int = 0
+
+
 @dataclass
 class Report:
     findings: list[Finding] = field(default_factory=list)
@@ -70,6 +81,8 @@ class Report:
     fixes: Fixes | None = None  # with `fix`: the fixed texts, the fixed findings, the declined ones and why
     unfixed: list[Finding] = field(default_factory=list)  # with `fix`: the findings before fixing
     loops: list[checked_loops.CheckedLoop] = field(default_factory=list)  # with `Settings.show_loops`
+    fixable: Fixable | None = None  # with `hint`: what `--fix` has fixes for
+
 
     def undo_fixes(self, path: str) -> None:
         """Report `path` as it was before fixing (its fixed text could not be written)."""
@@ -80,14 +93,15 @@ class Report:
 
 
 def check_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None,
-                named: Collection[str] = (), selection: FileSelection = FileSelection()) -> Report:
+                named: Collection[str] = (), selection: FileSelection = FileSelection(), hint: bool = False) -> Report:
     """Check these files (already discovered; a `Buffer` stands for a file whose text is given)
     as one project. Unreadable or unparsable files become errors. `early`: a first helper forked
     before the files were known (see `zerograd_lint.schedule.early`), closed by the time this returns.
     `named`: the paths among `files` named by themselves rather than found in a folder, checked
     as part of their projects, which are listed with `selection`'s excludes (see the module's
-    docstring)."""
-    return _run(files, settings, fix=False, early=early, named=named, selection=selection)
+    docstring). `hint`: say in `Report.fixable` what `fix_files` has fixes for, when there are
+    findings (it parses the files it would edit)."""
+    return _run(files, settings, fix=False, early=early, named=named, selection=selection, hint=hint)
 
 
 def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), early: Early | None = None,
@@ -98,7 +112,7 @@ def fix_files(files: Iterable[str | Buffer], settings: Settings = Settings(), ea
 
 
 def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Early | None,
-         named: Collection[str], selection: FileSelection) -> Report:
+         named: Collection[str], selection: FileSelection, hint: bool = False) -> Report:
     report = Report()
     if fix and early is not None:  # fixes are checked again in this process, serially
         early.close()
@@ -143,6 +157,8 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             cache = Cache(settings.cache) if settings.cache else None
             reported = asked if len(asked) < len(sources) else None
             result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops, reported))
+            if hint and not fix and _reported(result, notebooks, settings):  # in a helper, which has LibCST
+                report.fixable = _fixable(sources, result, notebooks, settings, asked, team)
     except Exception as exc:  # never checked file by file instead: see NotChecked
         raise _not_checked(exc) from exc
     report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
@@ -203,6 +219,9 @@ def _only(asked: set[str], result: Result) -> Result:
                    errors={p: e for p, e in result.errors.items() if p in asked})
 
 
+# Characters of a file with findings parsed whole for the fix hint, at most: LibCST's tree of one
+# takes hundreds of times its size, where the check parses only what its loops need.
+HINT_LARGEST = 1_000_000
 NOT_ASKED = "was only read beside the files checked: name it (or its folder) for --fix to edit it"
 
 
@@ -239,6 +258,59 @@ def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, I
     fixes.declined = [_placed(d, notebooks[d.finding.path], reasons if d.finding.path in not_fixed else {})
                       if d.finding.path in notebooks else d for d in fixes.declined]
     return fixes, {path: index for path, (_, index) in written.items()}
+
+
+def _fixable(sources: Mapping[str, Source], result: Result, notebooks: dict[str, Index], settings: Settings,
+             asked: set[str], team: Team | None) -> Fixable | None:
+    """What `--fix` has fixes for, as ruff's hint counts them (`zerograd_lint.fix.pipeline.planned`),
+    in the files small enough to parse whole for it: counted by the run's first helper when there
+    is one (it has imported LibCST; this process need not). None when it cannot be counted: a
+    hint is not worth a failed check."""
+    from zerograd_lint.notebook.mapping import NotMapped, in_one_cell
+
+    not_fixed = {path: NOT_ASKED for path in sources if path not in asked}
+    large = {path: "too large" for path in sources if len(sources[path]) > HINT_LARGEST}
+    try:
+        if team is not None:
+            fixed, hidden = team.helper(0).submit(_planned, result, settings, {**not_fixed, **large}).result()
+        else:
+            fixed, hidden = _planned(_Bytes(sources), result, settings, {**not_fixed, **large})
+    except Exception:  # noqa: BLE001 - an internal error of the fixes, or a helper that died: no hint
+        return None
+    for path in {f.path for f in fixed} & notebooks.keys():  # all or nothing per notebook, as `_fix`
+        try:
+            in_one_cell(notebooks[path], (f.fix for f in fixed if f.path == path and f.fix is not None))
+        except NotMapped:
+            fixed = [f for f in fixed if f.path != path]
+    too_large = sum(1 for path in large.keys() & asked if _reported(_only({path}, result), notebooks, settings))
+    return Fixable(fixed, hidden, too_large)
+
+
+def _planned(texts: Mapping[str, str | bytes], result: Result, settings: Settings,
+             not_fixed: Mapping[str, str]) -> tuple[list[Finding], int]:
+    """A job: the fixes planned for the reported findings of `result` (in a helper, `texts` is its
+    sources, as it decoded them)."""
+    from zerograd_lint.fix.pipeline import planned
+
+    return planned(texts, result, lambda finding: settings.reports(finding.path, finding.code), settings.vocabulary,
+                   not_fixed, settings.unsafe_fixes)
+
+
+class _Bytes(Mapping[str, "str | bytes"]):
+    """Sources as the fixes read them: a helper's reading (a view of the bytes read) as bytes."""
+
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        self._sources = sources
+
+    def __getitem__(self, path: str) -> str | bytes:
+        source = self._sources[path]
+        return bytes(source) if isinstance(source, memoryview) else source
+
+    def __iter__(self):
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 def _placed(declined: Declined, index: Index, earlier: Mapping[tuple[str, int, int, str], str]) -> Declined:

@@ -91,6 +91,7 @@ from zerograd_lint.report.errors import diagnostics
 from zerograd_lint.report.escaping import quote_path
 from zerograd_lint.report.loops import RENDERERS as LOOPS
 from zerograd_lint.report.statistics import RENDERERS as STATISTICS
+from zerograd_lint.report.summary import HINTED
 from zerograd_lint.runner import Buffer, NotChecked, check_files, fix_files
 from zerograd_lint.schedule.early import Early
 from zerograd_lint.settings import Selection, Settings
@@ -283,9 +284,13 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     if level >= VERBOSE:
         _log_setup(config, isolated, len(to_check))
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
+    # ruff's "[*] N fixable" hint, after the text formats' summary and in the statistics: found by fixing
+    hint = not (fix or diff or show_loops or add_noqa) and (statistics or level >= NORMAL and output_format in HINTED)
     try:
-        report = (fix_files if fix or diff else check_files)(to_check, settings, ctx.find_object(Early),
-                                                             named=named, selection=files)
+        if fix or diff:
+            report = fix_files(to_check, settings, ctx.find_object(Early), named=named, selection=files)
+        else:
+            report = check_files(to_check, settings, ctx.find_object(Early), named=named, selection=files, hint=hint)
     except NotChecked as exc:  # nothing is reported, nothing fixed: one line
         raise Failure(str(exc)) from None
     missing = [SourceError(item.path, item.reason) for item in _missing(found)]
@@ -305,7 +310,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
     if diff:
         text = diffs(report)
     elif statistics:
-        text = STATISTICS[output_format](findings)
+        text = STATISTICS[output_format](findings, {f.code for f in report.fixable.fixed} if report.fixable else ())
     elif show_loops:
         text = LOOPS[output_format](report.loops, output_file is None)
     elif fix_only:

@@ -14,17 +14,20 @@ from zerograd_lint.files.reading import Head, read_stream
 from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report.concise import position
 from zerograd_lint.report.escaping import escape_text, quote_path
-from zerograd_lint.report.summary import fix_summary, summary
+from zerograd_lint.report.summary import fix_hint, fix_summary, summary
 from zerograd_lint.runner import Buffer, Report
 
 
 def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool,
           show_fixes: bool = False) -> None:
     """On stderr: why each finding not fixed was not (when fixing), what was fixed (`show_fixes`),
-    then the summary. `searched`: the files were looked for in the paths given, so the summary says
+    then the summary, and after a check what `--fix` would do (when the report says). `searched`: the files were looked for in the paths given, so the summary says
     when none was found (not when stdin's name is excluded: ruff says nothing then either)."""
     if report.fixes is None:
         click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
+        fixable = report.fixable
+        if findings and fixable is not None and (hint := fix_hint(len(fixable.fixed), fixable.hidden, fixable.too_large)):
+            click.echo(hint, err=True)
         return
     for declined in report.fixes.declined:
         where = f"{quote_path(declined.finding.path)}:{position(declined.finding)}"

@@ -100,6 +100,15 @@ def unused_markers_removed(sources: Mapping[str, str | bytes], original: Result,
                    declined=sorted([*fixes.declined, *declined], key=lambda d: d.finding))
 
 
+def removable(source: str | bytes, unused: Sequence[Finding]) -> bool:
+    """Whether the markers of these ZG100s (all of one file's) can be taken out of its source."""
+    try:
+        _Removal.of(source, unused)
+    except _NotRemoved:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class _Removal:
     """A source without the markers of some ZG100s (all of one file), and what each removal is."""

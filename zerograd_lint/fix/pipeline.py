@@ -26,7 +26,7 @@ from zerograd_lint.checker import Result
 from zerograd_lint.findings import Finding, Fix, describe
 from zerograd_lint.fix.helpers import Project
 from zerograd_lint.fix.located import Located
-from zerograd_lint.fix.markers import UNUSED_MARKER, unused_markers_removed
+from zerograd_lint.fix.markers import UNUSED_MARKER, removable, unused_markers_removed
 from zerograd_lint.fix.operations import Declined, Operation
 from zerograd_lint.fix.placements import placements
 from zerograd_lint.fix.rewrite import NO_SHIFT, Placement, Shift, distinct, edits_between, place, rendered
@@ -75,6 +75,37 @@ class _File:
 
     def safe(self) -> _File:
         return self.without(op for op in self.operations if op.unsafe)
+
+
+def planned(sources: Mapping[str, str | bytes], result: Result, wanted: Callable[[Finding], bool] = lambda f: True,
+            vocabulary: Vocabulary = Vocabulary(), not_fixed: Mapping[str, str] | None = None,
+            unsafe: bool = False) -> tuple[list[Finding], int]:
+    """The `wanted` findings of `result` that `fix_project` has a fix for, as ruff counts its
+    fixable ones: planned, and each fixed file parses and differs from its original by the
+    intended statements only, before the fixed project is checked again (which can still decline
+    a fix, and says why); and how many more fixes only `unsafe` makes. A statement fix comes with
+    its `fix`. It parses only the files with findings, and those their fixes edit."""
+    not_fixed = not_fixed or {}
+    parse = _parser(sources)
+    project = Project(sources)
+    fixable: list[Finding] = []
+    operations: dict[str, list[Operation]] = {}  # by the file they edit
+    for path, found in result.findings.items():
+        candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
+        markers = [f for f in found if wanted(f) and f.code == UNUSED_MARKER]
+        if markers and path not in not_fixed and removable(sources[path], markers):
+            fixable += markers
+        here = None if path in not_fixed or not candidates else parse(path)
+        for plan in placements(candidates, here, vocabulary, parse, project) if here is not None else ():
+            if isinstance(plan, Operation) and plan.edited not in not_fixed:
+                operations.setdefault(plan.edited, []).append(plan)
+    hidden = 0
+    for edited, ops in operations.items():
+        file = _File(sources[edited], parse(edited), ops)  # type: ignore[arg-type]
+        if structural_problem(file.source, file.fixed, file.placements, file.here, file.shift) is None:
+            fixable += [replace(op.finding, fix=file.fix_of(op)) for op in ops if unsafe or not op.unsafe]
+            hidden += 0 if unsafe else sum(bool(op.unsafe) for op in ops)
+    return sorted(fixable), hidden
 
 
 def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check,

@@ -1,33 +1,45 @@
-"""`--statistics`: how many findings of each code, most frequent first, instead of the findings."""
+"""`--statistics`: how many findings of each code, most frequent first, instead of the findings.
+
+As in ruff, a code is marked fixable (`[*]` before its name; `"fixable": true` in JSON) when
+`--fix` would fix findings of it: at least one, as the run found by fixing without writing. When
+no code is, the text has no marks."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from zerograd_lint.codes import RULES
 from zerograd_lint.findings import Finding
 
 
-def counts(findings: Sequence[Finding]) -> list[dict[str, object]]:
+def counts(findings: Sequence[Finding], fixable: Collection[str] = ()) -> list[dict[str, object]]:
+    """Each code's row; `fixable`, the codes `--fix` would fix findings of."""
     tally = Counter(f.code for f in findings)
     ordered = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
-    return [{"code": code, "name": RULES[code].name, "count": count} for code, count in ordered]
+    return [{"code": code, "name": RULES[code].name, "count": count, "fixable": code in fixable}
+            for code, count in ordered]
 
 
-def render_text(findings: Sequence[Finding]) -> str:
-    rows = counts(findings)
+def render_text(findings: Sequence[Finding], fixable: Collection[str] = ()) -> str:
+    rows = counts(findings, fixable)
     width = max((len(str(row["count"])) for row in rows), default=1)
-    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{row['name']}\n" for row in rows)
+    marked = any(row["fixable"] for row in rows)
+    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{_mark(row) if marked else ''}{row['name']}\n"
+                   for row in rows)
 
 
-def render_json(findings: Sequence[Finding]) -> str:
-    return json.dumps(counts(findings), indent=2) + "\n"
+def _mark(row: dict[str, object]) -> str:
+    return "[*] " if row["fixable"] else "[ ] "
 
 
-def render_json_lines(findings: Sequence[Finding]) -> str:
-    return "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in counts(findings))
+def render_json(findings: Sequence[Finding], fixable: Collection[str] = ()) -> str:
+    return json.dumps(counts(findings, fixable), indent=2) + "\n"
+
+
+def render_json_lines(findings: Sequence[Finding], fixable: Collection[str] = ()) -> str:
+    return "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in counts(findings, fixable))
 
 
 # --output-format -> how --statistics prints; the other formats have no place for counts.

@@ -1,6 +1,7 @@
 """The one line on stderr that closes a run: how many findings, files and failures (and, with
 `--fix` or `--diff`, how many findings were fixed or would be), or that there was no file to check
-(ruff's warning, and exit code 0). A file that could not be checked is not counted as checked."""
+(ruff's warning, and exit code 0). A file that could not be checked is not counted as checked.
+After a check with findings, a second line can say what `--fix` would do, as ruff's does."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 
 from zerograd_lint.findings import Finding
 
+HINTED = frozenset({"concise", "full"})  # the formats a person reads, after which ruff says what --fix would do
 NOTHING_FOUND = "No Python files found under the given paths: nothing was checked."
 
 
@@ -33,6 +35,23 @@ def summary(files: int, findings: Sequence[Finding], errors: int, searched: bool
     return f"Found {_count(len(findings), 'finding')} in {_count(places, 'file')} ({checked})."
 
 
+def fix_hint(fixable: int, hidden: int, too_large: int = 0) -> str | None:
+    """`[*] 2 fixable with the `--fix` option.`, in ruff's words; `hidden` fixes only `--unsafe-fixes`
+    makes; `too_large` files whose findings were not looked at for fixes. None when there is
+    nothing to say."""
+    notes = [_hidden(hidden)] if hidden else []
+    if too_large:
+        notes.append(f"fixes not looked for in {_count(too_large, 'file')} over 1 MB: `--diff` shows them")
+    more = f" ({'; '.join(notes)})" if notes else ""
+    if fixable:
+        return f"[*] {fixable} fixable with the `--fix` option{more}."
+    return f"No fixes available{more}." if notes else None
+
+
+def _hidden(hidden: int) -> str:
+    return f"{_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
+
+
 def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Finding], errors: int, diff: bool,
                 unwritten: int = 0, searched: bool = True, hidden: int = 0) -> str:
     """`Fixed 3 findings in 2 files, 1 remaining (5 files checked).`; with `diff`, what would be.
@@ -49,5 +68,5 @@ def fix_summary(files: int, fixed: Sequence[Finding], remaining: Sequence[Findin
     done = f"{'Would fix' if diff else 'Fixed'} {_count(len(fixed), 'finding')}{where}"
     left = f"{len(remaining)} would remain" if diff else f"{len(remaining)} remaining"
     if hidden:
-        left += f"; {_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
+        left += f"; {_hidden(hidden)}"
     return f"{done}, {left} ({checked})."

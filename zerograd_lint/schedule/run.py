@@ -103,8 +103,9 @@ class Run:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        try:  # no helper is left behind, whatever happens
-            self._team.close()
+        try:  # no helper of its own is left behind, whatever happens (a team given is the caller's)
+            if not self._early:
+                self._team.close()
         finally:
             self._collector.__exit__(*exc)
 
