@@ -270,11 +270,9 @@ def _fixable(sources: Mapping[str, Source], result: Result, notebooks: dict[str,
 
     not_fixed = {path: NOT_ASKED for path in sources if path not in asked}
     large = {path: "too large" for path in sources if len(sources[path]) > HINT_LARGEST}
+    job = (result, settings, {**not_fixed, **large}, set(notebooks))
     try:
-        if team is not None:
-            fixed, hidden = team.helper(0).submit(_planned, result, settings, {**not_fixed, **large}).result()
-        else:
-            fixed, hidden = _planned(_Bytes(sources), result, settings, {**not_fixed, **large})
+        fixed, hidden = team.helper(0).submit(_planned, *job).result() if team else _planned(_Bytes(sources), *job)
     except Exception:  # noqa: BLE001 - an internal error of the fixes, or a helper that died: no hint
         return None
     for path in {f.path for f in fixed} & notebooks.keys():  # all or nothing per notebook, as `_fix`
@@ -286,14 +284,14 @@ def _fixable(sources: Mapping[str, Source], result: Result, notebooks: dict[str,
     return Fixable(fixed, hidden, too_large)
 
 
-def _planned(texts: Mapping[str, str | bytes], result: Result, settings: Settings,
-             not_fixed: Mapping[str, str]) -> tuple[list[Finding], int]:
-    """A job: the fixes planned for the reported findings of `result` (in a helper, `texts` is its
-    sources, as it decoded them)."""
+def _planned(texts: Mapping[str, str | bytes], result: Result, settings: Settings, not_fixed: Mapping[str, str],
+             notebooks: Collection[str]) -> tuple[list[Finding], int]:
+    """A job: the fixes planned for the reported findings of `result`, a notebook's with their edits
+    (in a helper, `texts` is its sources, as it decoded them)."""
     from zerograd_lint.fix.pipeline import planned
 
     return planned(texts, result, lambda finding: settings.reports(finding.path, finding.code), settings.vocabulary,
-                   not_fixed, settings.unsafe_fixes)
+                   not_fixed, settings.unsafe_fixes, notebooks)
 
 
 class _Bytes(Mapping[str, "str | bytes"]):

@@ -17,7 +17,7 @@ each unsafe fix that held is declined with it: `--unsafe-fixes` would make it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -79,12 +79,13 @@ class _File:
 
 def planned(sources: Mapping[str, str | bytes], result: Result, wanted: Callable[[Finding], bool] = lambda f: True,
             vocabulary: Vocabulary = Vocabulary(), not_fixed: Mapping[str, str] | None = None,
-            unsafe: bool = False) -> tuple[list[Finding], int]:
+            unsafe: bool = False, with_fix: Collection[str] = ()) -> tuple[list[Finding], int]:
     """The `wanted` findings of `result` that `fix_project` has a fix for, as ruff counts its
     fixable ones: planned, and each fixed file parses and differs from its original by the
     intended statements only, before the fixed project is checked again (which can still decline
-    a fix, and says why); and how many more fixes only `unsafe` makes. A statement fix comes with
-    its `fix`. It parses only the files with findings, and those their fixes edit."""
+    a fix, and says why); and how many more fixes only `unsafe` makes. A statement fix of a file in
+    `with_fix` comes with its `fix`. It parses only the files with findings, and those their fixes
+    edit."""
     not_fixed = not_fixed or {}
     parse = _parser(sources)
     project = Project(sources)
@@ -103,7 +104,8 @@ def planned(sources: Mapping[str, str | bytes], result: Result, wanted: Callable
     for edited, ops in operations.items():
         file = _File(sources[edited], parse(edited), ops)  # type: ignore[arg-type]
         if structural_problem(file.source, file.fixed, file.placements, file.here, file.shift) is None:
-            fixable += [replace(op.finding, fix=file.fix_of(op)) for op in ops if unsafe or not op.unsafe]
+            fixable += [replace(op.finding, fix=file.fix_of(op)) if edited in with_fix else op.finding
+                        for op in ops if unsafe or not op.unsafe]
             hidden += 0 if unsafe else sum(bool(op.unsafe) for op in ops)
     return sorted(fixable), hidden
 
