@@ -315,7 +315,7 @@ def _before_bare_calls(body: list[ast.stmt], kept: set[int], statements: list, h
     todo: list[int] = []
     for before, call in _in_try_bodies(body):
         if id(call) in kept and id(before) not in kept and isinstance(call, ast.Expr) and isinstance(call.value, ast.Call) \
-                and not any(isinstance(n, ast.Call) for a in (*call.value.args, *call.value.keywords) for n in ast.walk(a)):
+                and sum(isinstance(node, ast.Call) for node in ast.walk(call.value)) == 1:
             own = headers.get(id(before)) or ([index[id(before)]] if id(before) in index else [])
             if not own:
                 kept.add(id(before))

@@ -21,8 +21,10 @@ from zerograd_lint.runner import Buffer, Report
 def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool,
           show_fixes: bool = False) -> None:
     """On stderr: why each finding not fixed was not (when fixing), what was fixed (`show_fixes`),
-    then the summary, and after a check what `--fix` would do (when the report says). `searched`: the files were looked for in the paths given, so the summary says
-    when none was found (not when stdin's name is excluded: ruff says nothing then either)."""
+    then the summary, and after a check's findings what `--fix` has fixes for (the report's
+    `fixable`, when it was counted). `searched`: the files were looked for in the paths given, so
+    the summary says when none was found (not when stdin's name is excluded: ruff says nothing
+    then either)."""
     if report.fixes is None:
         click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
         fixable = report.fixable

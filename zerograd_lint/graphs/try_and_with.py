@@ -58,11 +58,11 @@ class TryAndWith:
     stmt_TryStar = stmt_Try
 
     def _only_clears(self, statement: cst.BaseStatement, first: int) -> bool:
-        """A statement that is a clear and nothing else (`optimizer.zero_grad()`, its nodes from
-        `first` on) is taken to complete: a `try` fails before or after it, never in it."""
+        """A statement that is a clear and nothing else (`optimizer.zero_grad()`, no other call in
+        it; its nodes from `first` on) is taken to complete: a `try` fails before or after it."""
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                 and isinstance(call := statement.body[0], cst.Expr) and isinstance(call.value, cst.Call)
-                and not any(_calls(arg.value) for arg in call.value.args)):
+                and not any(_calls(child) for child in call.value.children)):
             return False
         nodes = range(first, len(self.graph.ops))
         return bool(nodes) and all(self.graph.ops[n] == EVENT and self.graph.args[n].event.op == ev.CLEAR  # type: ignore[union-attr]

@@ -1,8 +1,8 @@
 """`--statistics`: how many findings of each code, most frequent first, instead of the findings.
 
 As in ruff, a code is marked fixable (`[*]` before its name; `"fixable": true` in JSON) when
-`--fix` would fix findings of it: at least one, as the run found by fixing without writing. When
-no code is, the text has no marks."""
+`--fix` has a fix for at least one of its findings (`runner.Fixable`, as the summary's hint counts
+them). When no code is, the text has no marks."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from zerograd_lint.findings import Finding
 
 
 def counts(findings: Sequence[Finding], fixable: Collection[str] = ()) -> list[dict[str, object]]:
-    """Each code's row; `fixable`, the codes `--fix` would fix findings of."""
+    """Each code's row; `fixable`, the codes `--fix` has a fix for in some finding of."""
     tally = Counter(f.code for f in findings)
     ordered = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
     return [{"code": code, "name": RULES[code].name, "count": count, "fixable": code in fixable}

@@ -1,7 +1,7 @@
 """The one line on stderr that closes a run: how many findings, files and failures (and, with
 `--fix` or `--diff`, how many findings were fixed or would be), or that there was no file to check
 (ruff's warning, and exit code 0). A file that could not be checked is not counted as checked.
-After a check with findings, a second line can say what `--fix` would do, as ruff's does."""
+After a check with findings, a second line can say what `--fix` has fixes for, as ruff's does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from zerograd_lint.findings import Finding
 
-HINTED = frozenset({"concise", "full"})  # the formats a person reads, after which ruff says what --fix would do
+HINTED = frozenset({"concise", "full"})  # the formats a person reads, after which ruff says what --fix can do
 NOTHING_FOUND = "No Python files found under the given paths: nothing was checked."
 
 
