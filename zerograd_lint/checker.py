@@ -39,7 +39,7 @@ def check_project(sources: Mapping[str, Source], vocabulary: Vocabulary = Vocabu
     Files that cannot be checked are in `errors`; the others are still checked. `exhaustive`
     turns the prefilter off (every file, function and loop analysed): only tests and
     investigations need it; the findings are the same, slower. `team`: helpers forked before the
-    sources were read (see `zerograd_lint.schedule.early`), closed by the time this returns.
+    sources were read (see `zerograd_lint.schedule.early`), left open for the caller to close.
     `loops`: also list the loops checked, with their verdicts (`Result.loops`). `reported`: the
     only files whose findings are wanted, if not all: the result says nothing true of the others."""
     with Run(sources, vocabulary, exhaustive=exhaustive, team=team, loops=loops, reported=reported) as run:

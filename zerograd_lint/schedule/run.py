@@ -75,7 +75,8 @@ def warm_up(_texts: object) -> None:
 class Run:
     """A check of `sources` (see the module's docstring). `team`: helpers forked before the
     sources were read, whose context, the `Texts` of `sources` in every process, is this run's
-    (see `zerograd_lint.schedule.early`); closed by the time the run is, as a team made here.
+    (see `zerograd_lint.schedule.early`); left open for the caller to close (the runner's first
+    helper plans the fix hint after the run), where a team made here is closed with the run.
     `exhaustive` turns the prefilter off (every file, function and loop analysed): the findings
     are the same, slower. `loops`: also list the loops checked, with their verdicts. `reported`:
     the only files whose findings are wanted, if not all (files checked with their project): the
