@@ -174,11 +174,11 @@ def bench_tree(tree: str, args: argparse.Namespace, lint: list[str], no_cache: b
     rows = []
     with tempfile.TemporaryDirectory() as cwd:
         quiet = [*lint, "--exit-zero", "-q"]  # ruff's flags: the findings, no summary
-        cold = [*quiet, "--no-cache", tree] if no_cache else [*quiet, tree]
+        fresh = ["--no-cache"] if no_cache else []
         rows.extend(measure_alternately([
             ("ruff check (default rules)", [*baseline, "check", "--isolated", "--no-cache", "--exit-zero", "-q", tree]),
-            ("zerograd-lint, cold" + ("" if no_cache else " (no --no-cache: no cache either)"), cold),
-            ("zerograd-lint, cold, summary and fix hint", [c for c in cold if c not in ("--exit-zero", "-q")]),
+            ("zerograd-lint, cold" + ("" if no_cache else " (no --no-cache: no cache either)"), [*quiet, *fresh, tree]),
+            ("zerograd-lint, cold, summary and fix hint", [*lint, *fresh, tree]),
         ], cwd, args.runs))
         if no_cache:
             subprocess.run([*quiet, tree], cwd=cwd, capture_output=True, check=False)  # fills the cache

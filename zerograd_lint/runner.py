@@ -83,7 +83,6 @@ class Report:
     loops: list[checked_loops.CheckedLoop] = field(default_factory=list)  # with `Settings.show_loops`
     fixable: Fixable | None = None  # with `hint`: what `--fix` has fixes for
 
-
     def undo_fixes(self, path: str) -> None:
         """Report `path` as it was before fixing (its fixed text could not be written)."""
         assert self.fixes is not None
@@ -157,8 +156,8 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             cache = Cache(settings.cache) if settings.cache else None
             reported = asked if len(asked) < len(sources) else None
             result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops, reported))
-            if hint and not fix and _reported(result, notebooks, settings):  # in a helper, which has LibCST
-                report.fixable = _fixable(sources, result, notebooks, settings, asked, team)
+            if hint and (found := _reported(result, notebooks, settings)):  # in a helper, which has LibCST
+                report.fixable = _fixable(sources, result, found, notebooks, settings, asked, team)
     except Exception as exc:  # never checked file by file instead: see NotChecked
         raise _not_checked(exc) from exc
     report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
@@ -260,12 +259,13 @@ def _fix(sources: dict[str, str | bytes], result: Result, notebooks: dict[str, I
     return fixes, {path: index for path, (_, index) in written.items()}
 
 
-def _fixable(sources: Mapping[str, Source], result: Result, notebooks: dict[str, Index], settings: Settings,
-             asked: set[str], team: Team | None) -> Fixable | None:
-    """What `--fix` has fixes for, as ruff's hint counts them (`zerograd_lint.fix.pipeline.planned`),
-    in the files small enough to parse whole for it: counted by the run's first helper when there
-    is one (it has imported LibCST; this process need not). None when it cannot be counted: a
-    hint is not worth a failed check."""
+def _fixable(sources: Mapping[str, Source], result: Result, found: list[Finding], notebooks: dict[str, Index],
+             settings: Settings, asked: set[str], team: Team | None) -> Fixable | None:
+    """What `--fix` has fixes for among `found` (the findings of `result` the settings report), as
+    ruff's hint counts them (`zerograd_lint.fix.pipeline.planned`), in the files small enough to
+    parse whole for it: counted by the run's first helper when there is one (it has imported
+    LibCST; this process need not). None when it cannot be counted: a hint is not worth a failed
+    check."""
     from zerograd_lint.notebook.mapping import NotMapped, in_one_cell
 
     not_fixed = {path: NOT_ASKED for path in sources if path not in asked}
@@ -280,8 +280,7 @@ def _fixable(sources: Mapping[str, Source], result: Result, notebooks: dict[str,
             in_one_cell(notebooks[path], (f.fix for f in fixed if f.path == path and f.fix is not None))
         except NotMapped:
             fixed = [f for f in fixed if f.path != path]
-    too_large = sum(1 for path in large.keys() & asked if _reported(_only({path}, result), notebooks, settings))
-    return Fixable(fixed, hidden, too_large)
+    return Fixable(fixed, hidden, len(large.keys() & {f.path for f in found}))
 
 
 def _planned(texts: Mapping[str, str | bytes], result: Result, settings: Settings, not_fixed: Mapping[str, str],

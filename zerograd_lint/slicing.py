@@ -311,12 +311,11 @@ def _before_bare_calls(body: list[ast.stmt], kept: set[int], statements: list, h
     """In a `try` body, the statement before a kept bare call (`opt.zero_grad()`, which the graph
     takes to complete), where failing is possible: kept (a `try` with no header, its blocks a
     `pass`), or the indexes in `statements` of it or its headers, to keep with what they read."""
-    index = {id(statement): i for i, (statement, _) in enumerate(statements)}
     todo: list[int] = []
     for before, call in _in_try_bodies(body):
         if id(call) in kept and id(before) not in kept and isinstance(call, ast.Expr) and isinstance(call.value, ast.Call) \
-                and sum(isinstance(node, ast.Call) for node in ast.walk(call.value)) == 1:
-            own = headers.get(id(before)) or ([index[id(before)]] if id(before) in index else [])
+                and sum(isinstance(node, ast.Call) for node in ast.walk(call.value)) == 1:  # rare: looked up here
+            own = headers.get(id(before)) or [i for i, (statement, _) in enumerate(statements) if statement is before]
             if not own:
                 kept.add(id(before))
             todo += own

@@ -285,7 +285,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], select: tuple[str, ...], e
         _log_setup(config, isolated, len(to_check))
     named = [*named_files(on_disk), *([buffer.path] if buffer is not None else [])]  # checked with their projects
     # ruff's "[*] N fixable" hint, after the text formats' summary and in the statistics: the fixes planned
-    hint = not (fix or diff or show_loops or add_noqa) and (statistics or level >= NORMAL and output_format in HINTED)
+    hint = not (show_loops or add_noqa) and (statistics or level >= NORMAL and output_format in HINTED)
     try:
         if fix or diff:
             report = fix_files(to_check, settings, ctx.find_object(Early), named=named, selection=files)

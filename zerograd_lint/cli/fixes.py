@@ -15,7 +15,7 @@ from zerograd_lint.findings import Finding, SourceError
 from zerograd_lint.report.concise import position
 from zerograd_lint.report.escaping import escape_text, quote_path
 from zerograd_lint.report.summary import fix_hint, fix_summary, summary
-from zerograd_lint.runner import Buffer, Report
+from zerograd_lint.runner import HINT_LARGEST, Buffer, Report
 
 
 def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, searched: bool,
@@ -28,7 +28,8 @@ def close(report: Report, findings: list[Finding], diff: bool, unwritten: int, s
     if report.fixes is None:
         click.echo(summary(report.files, findings, len(report.errors), searched), err=True)
         fixable = report.fixable
-        if findings and fixable is not None and (hint := fix_hint(len(fixable.fixed), fixable.hidden, fixable.too_large)):
+        if findings and fixable is not None and (
+                hint := fix_hint(len(fixable.fixed), fixable.hidden, fixable.too_large, HINT_LARGEST)):
             click.echo(hint, err=True)
         return
     for declined in report.fixes.declined:

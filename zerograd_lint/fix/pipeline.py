@@ -87,26 +87,17 @@ def planned(sources: Mapping[str, str | bytes], result: Result, wanted: Callable
     `with_fix` comes with its `fix`. It parses only the files with findings, and those their fixes
     edit."""
     not_fixed = not_fixed or {}
-    parse = _parser(sources)
-    project = Project(sources)
     fixable: list[Finding] = []
-    operations: dict[str, list[Operation]] = {}  # by the file they edit
     for path, found in result.findings.items():
-        candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
         markers = [f for f in found if wanted(f) and f.code == UNUSED_MARKER]
         if markers and path not in not_fixed and removable(sources[path], markers):
             fixable += markers
-        here = None if path in not_fixed or not candidates else parse(path)
-        for plan in placements(candidates, here, vocabulary, parse, project) if here is not None else ():
-            if isinstance(plan, Operation) and plan.edited not in not_fixed:
-                operations.setdefault(plan.edited, []).append(plan)
     hidden = 0
-    for edited, ops in operations.items():
-        file = _File(sources[edited], parse(edited), ops)  # type: ignore[arg-type]
+    for edited, file in _planned_files(sources, result, wanted, vocabulary, not_fixed)[0].items():
         if structural_problem(file.source, file.fixed, file.placements, file.here, file.shift) is None:
             fixable += [replace(op.finding, fix=file.fix_of(op)) if edited in with_fix else op.finding
-                        for op in ops if unsafe or not op.unsafe]
-            hidden += 0 if unsafe else sum(bool(op.unsafe) for op in ops)
+                        for op in file.operations if unsafe or not op.unsafe]
+            hidden += 0 if unsafe else sum(bool(op.unsafe) for op in file.operations)
     return sorted(fixable), hidden
 
 
@@ -118,28 +109,7 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
     one project; `not_fixed` names files never fixed and why. Unsafe fixes are made only when
     `unsafe`; otherwise each one that would hold is declined with it (ruff's hidden fixes)."""
     not_fixed = not_fixed or {}
-    declined: list[Declined] = []
-    operations: dict[str, list[Operation]] = {}  # by the file they edit
-    parse = _parser(sources)
-    project = Project(sources)
-    for path, found in result.findings.items():
-        candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
-        if not candidates:
-            continue
-        here = None if path in not_fixed else parse(path)
-        if here is None:
-            reason = not_fixed.get(path, "LibCST cannot parse the file")
-            declined.extend(Declined(f, reason) for f in candidates)
-            continue
-        for planned in placements(candidates, here, vocabulary, parse, project):
-            if isinstance(planned, Declined):
-                declined.append(planned)
-            elif planned.edited in not_fixed:
-                declined.append(Declined(planned.finding, f"the fix edits {planned.edited}, which "
-                                                          f"{not_fixed[planned.edited]}"))
-            else:
-                operations.setdefault(planned.edited, []).append(planned)
-    files = {path: _File(sources[path], parse(path), ops) for path, ops in operations.items()}  # type: ignore[arg-type]
+    files, declined = _planned_files(sources, result, wanted, vocabulary, not_fixed)
     rounds = _Rounds(sources, result, check, wanted, vocabulary, not_fixed, list(declined))
     fixes = rounds.run(files)
     held = [f for f in fixes.fixed if f.fix is not None and f.fix.applicability == "unsafe"]
@@ -154,6 +124,34 @@ def fix_project(sources: Mapping[str, str | bytes], result: Result, check: Check
         fixes.declined.append(Declined(alone, f"unsafe fix held back: {why}; --unsafe-fixes makes it", finding.fix))
     fixes.declined = sorted_declined(fixes.declined)
     return unused_markers_removed(sources, result, fixes, check, wanted, not_fixed)
+
+
+def _planned_files(sources: Mapping[str, str | bytes], result: Result, wanted: Callable[[Finding], bool],
+                   vocabulary: Vocabulary, not_fixed: Mapping[str, str]) -> tuple[dict[str, _File], list[Declined]]:
+    """The fixes planned for the `wanted` findings of `result` (unused markers aside), by the file
+    they edit; and the findings that have none, each with the reason."""
+    declined: list[Declined] = []
+    operations: dict[str, list[Operation]] = {}  # by the file they edit
+    parse = _parser(sources)
+    project = Project(sources)
+    for path, found in result.findings.items():
+        candidates = [f for f in found if wanted(f) and f.code != UNUSED_MARKER]
+        if not candidates:
+            continue
+        here = None if path in not_fixed else parse(path)
+        if here is None:
+            reason = not_fixed.get(path, "LibCST cannot parse the file")
+            declined.extend(Declined(f, reason) for f in candidates)
+            continue
+        for plan in placements(candidates, here, vocabulary, parse, project):
+            if isinstance(plan, Declined):
+                declined.append(plan)
+            elif plan.edited in not_fixed:
+                declined.append(Declined(plan.finding, f"the fix edits {plan.edited}, which {not_fixed[plan.edited]}"))
+            else:
+                operations.setdefault(plan.edited, []).append(plan)
+    files = {path: _File(sources[path], parse(path), ops) for path, ops in operations.items()}  # type: ignore[arg-type]
+    return files, declined
 
 
 @dataclass

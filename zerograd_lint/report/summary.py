@@ -35,13 +35,14 @@ def summary(files: int, findings: Sequence[Finding], errors: int, searched: bool
     return f"Found {_count(len(findings), 'finding')} in {_count(places, 'file')} ({checked})."
 
 
-def fix_hint(fixable: int, hidden: int, too_large: int = 0) -> str | None:
+def fix_hint(fixable: int, hidden: int, too_large: int = 0, largest: int = 1_000_000) -> str | None:
     """`[*] 2 fixable with the `--fix` option.`, in ruff's words; `hidden` fixes only `--unsafe-fixes`
-    makes; `too_large` files whose findings were not looked at for fixes. None when there is
-    nothing to say."""
+    makes; `too_large` files (over `largest` characters) whose findings were not looked at for
+    fixes. None when there is nothing to say."""
     notes = [_hidden(hidden)] if hidden else []
     if too_large:
-        notes.append(f"fixes not looked for in {_count(too_large, 'file')} over 1 MB: `--diff` shows them")
+        over = f"{_count(too_large, 'file')} over {largest / 1e6:g} MB"
+        notes.append(f"fixes not looked for in {over}: `--diff` shows them")
     more = f" ({'; '.join(notes)})" if notes else ""
     if fixable:
         return f"[*] {fixable} fixable with the `--fix` option{more}."
