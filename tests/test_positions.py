@@ -8,9 +8,10 @@ from pathlib import Path
 
 import libcst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 from test_projects import refused
 
+from zerograd_lint.fix.located import Located
 from zerograd_lint.positions import Positions, Starts, code_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -158,3 +159,17 @@ def test_starts_where_only_python_breaks_lines(source: str) -> None:
     for node, statement in statements_and_calls(module):
         where = expected[node].start
         assert starts.start(node, statement) == (where.line, where.column), (type(node).__name__, where)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_a_module_located_for_fixing_has_libcsts_positions_and_parents(path: Path) -> None:
+    """`fix.located.Located` reads positions and parents without LibCST's providers: the same
+    ranges and parents, for every node, and its nodes in the providers' order."""
+    source = path.read_text(encoding="utf-8")
+    here = Located(source)
+    wrapper = MetadataWrapper(here.module, unsafe_skip_copy=True)
+    resolved = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+    expected = resolved[PositionProvider]
+    assert here._nodes == list(expected)
+    assert all(here.position(node) == where for node, where in expected.items())
+    assert here._parents == dict(resolved[ParentNodeProvider])

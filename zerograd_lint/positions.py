@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -48,6 +48,12 @@ class Positions:
 
     def __len__(self) -> int:
         return len(self._ranges)
+
+    def ordered(self, nodes: Iterable[cst.CSTNode]) -> list[cst.CSTNode]:
+        """`nodes` (of this tree) in the order `PositionProvider` lists them: each after its
+        children, in the order they are written."""
+        by_id = {id(node): node for node in nodes}
+        return [by_id[key] for key in self._ranges if key in by_id]
 
 
 class _State:

@@ -40,6 +40,31 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             f.name for f in dataclasses.fields(kind) if f.name not in _SKIPPED and not f.name.startswith("whitespace")
         )
         _FIELDS[kind] = names
+    return _nodes_in(node, names)
+
+
+def parents(module: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Every node's parent, whitespace and punctuation included: what LibCST's
+    `ParentNodeProvider` gives, without its visitor (which rebuilds every node it passes)."""
+    found: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        names = _ALL_FIELDS.get(kind)
+        if names is None:
+            names = _ALL_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        for child in _nodes_in(node, names):
+            found[child] = node
+            stack.append(child)
+    return found
+
+
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> Iterator[cst.CSTNode]:
+    """The nodes in these fields of `node`, in order."""
     for name in names:
         value = getattr(node, name)
         kind = type(value)

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodeRange
+
+from zerograd_lint.positions import Positions
+from zerograd_lint.walk import parents
 
 # What can report a finding: a loop, or a function a framework calls once per batch.
 Loop = cst.For | cst.While | cst.FunctionDef
@@ -38,11 +41,11 @@ class Located:
     """A parsed module with the positions and parents of its nodes."""
 
     def __init__(self, source: str | bytes) -> None:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-        self.module = wrapper.module
-        resolved = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
-        self._positions = resolved[PositionProvider]
-        self._parents = resolved[ParentNodeProvider]
+        # LibCST's own providers (`PositionProvider`, `ParentNodeProvider`) give the same, at three
+        # times the cost: a copy of the tree, and a visitor that rebuilds every node it passes.
+        self.module = cst.parse_module(source)
+        self._positions = Positions(self.module)
+        self._parents = parents(self.module)
 
     @cached_property
     def text(self) -> str:
@@ -58,12 +61,17 @@ class Located:
         return self.module.code_for_node(node)
 
     @cached_property
+    def _nodes(self) -> list[cst.CSTNode]:
+        """Every node, in the order `PositionProvider` lists them."""
+        return self._positions.ordered([self.module, *self._parents])
+
+    @cached_property
     def _small_statements(self) -> list[tuple[CodeRange, cst.BaseSmallStatement]]:
-        return [(r, n) for n, r in self._positions.items() if isinstance(n, cst.BaseSmallStatement)]
+        return [(self.position(n), n) for n in self._nodes if isinstance(n, cst.BaseSmallStatement)]
 
     @cached_property
     def _loops(self) -> list[Loop]:
-        return [n for n in self._positions if isinstance(n, Loop)]
+        return [n for n in self._nodes if isinstance(n, Loop)]
 
     def loop_at(self, line: int, column: int) -> Loop | None:
         """The loop (or function) whose `for`, `while` or `def` keyword is at this position."""
@@ -106,9 +114,9 @@ class Located:
     @cached_property
     def _statements(self) -> dict[int, cst.BaseStatement]:
         starting: dict[int, cst.BaseStatement] = {}
-        for node, where in self._positions.items():
+        for node in self._nodes:
             if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                starting.setdefault(where.start.line, node)
+                starting.setdefault(self.position(node).start.line, node)
         return starting
 
     def statement_starting_on(self, line: int) -> cst.BaseStatement | None:
