@@ -31,40 +31,17 @@ _COMPREHENSION_TYPES = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, c
 _NOT_EVALUATED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})  # here: bodies run later, if ever
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The child nodes that can hold code, in source order."""
+def children(node: cst.CSTNode, every: bool = False) -> Iterator[cst.CSTNode]:
+    """The child nodes that can hold code, in source order; `every`: all of them, whitespace and
+    punctuation included."""
     kind = type(node)
-    names = _FIELDS.get(kind)
+    table = _ALL_FIELDS if every else _FIELDS
+    names = table.get(kind)
     if names is None:
-        names = tuple(
-            f.name for f in dataclasses.fields(kind) if f.name not in _SKIPPED and not f.name.startswith("whitespace")
+        names = table[kind] = tuple(
+            f.name for f in dataclasses.fields(kind)
+            if every or f.name not in _SKIPPED and not f.name.startswith("whitespace")
         )
-        _FIELDS[kind] = names
-    return _nodes_in(node, names)
-
-
-def parents(module: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Every node's parent, whitespace and punctuation included: what LibCST's
-    `ParentNodeProvider` gives, without its visitor (which rebuilds every node it passes)."""
-    found: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack = [module]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        names = _ALL_FIELDS.get(kind)
-        if names is None:
-            names = _ALL_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-        for child in _nodes_in(node, names):
-            found[child] = node
-            stack.append(child)
-    return found
-
-
-_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> Iterator[cst.CSTNode]:
-    """The nodes in these fields of `node`, in order."""
     for name in names:
         value = getattr(node, name)
         kind = type(value)
@@ -74,6 +51,22 @@ def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> Iterator[cst.CSTNode
                     yield item
         elif _is_node(kind):
             yield value
+
+
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def parents(module: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Every node's parent, whitespace and punctuation included: what LibCST's
+    `ParentNodeProvider` gives, without its visitor (which rebuilds every node it passes)."""
+    found: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        for child in children(node, every=True):
+            found[child] = node
+            stack.append(child)
+    return found
 
 
 def _is_node(kind: type) -> bool:

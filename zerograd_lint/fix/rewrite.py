@@ -120,7 +120,8 @@ def place(module: cst.Module, placements: Sequence[Placement]) -> cst.Module:
 
 def without(module: cst.Module, statements: Iterable[cst.BaseStatement]) -> cst.Module:
     """The module with these statements (nodes of it) taken out, as a move takes them out."""
-    return module.visit(_Placing(frozenset(statements), {}))
+    taken = frozenset(statements)
+    return module.visit(_Placing(taken, {})) if taken else module  # a visit rebuilds every node
 
 
 def rendered(module: cst.Module, like: str | bytes) -> str | bytes:
