@@ -1,6 +1,7 @@
 """Issue 19, item 15: ruff's "[*] N fixable with the `--fix` option." after a check's summary, and
-its `[*]` marks in `--statistics`. The count is what `--fix` would fix, found by fixing without
-writing: so the hint of every fixture tree says what `--diff` of it says it would fix."""
+its `[*]` marks in `--statistics`. The count is of the fixes `--fix` plans that hold in their file
+(`fix.pipeline.planned`): so the hint of every fixture tree says what `--diff` of it says it would
+fix."""
 
 from __future__ import annotations
 
@@ -83,11 +84,12 @@ def test_hidden_fixes_are_counted_as_ruff_counts_them(tmp_path: Path, monkeypatc
 @pytest.mark.parametrize("args", [("--quiet", "."), ("--output-format", "json", "."), ("--output-format", "github", "."),
                                   ("--output-format", "sarif", "."), ("--show-loops", ".")])
 def test_no_hint_where_no_summary_is_read(tree: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
-    """The hint costs a dry run of `--fix`: machine formats, `--quiet` and `--show-loops` never pay it."""
-    def no_fixing(*args, **kwargs):
-        raise AssertionError("fixed, for a hint nobody reads")
+    """The hint costs the planning of the fixes: machine formats, `--quiet` and `--show-loops`
+    never pay it."""
+    def no_planning(*args, **kwargs):
+        raise AssertionError("fixes planned, for a hint nobody reads")
 
-    monkeypatch.setattr(zerograd_lint.runner, "_fix", no_fixing)
+    monkeypatch.setattr(zerograd_lint.runner, "_fixable", no_planning)
     result = run(*args)
     assert result.exit_code == 1 and hinted(result.stderr) is None
 
@@ -95,7 +97,7 @@ def test_no_hint_where_no_summary_is_read(tree: Path, monkeypatch: pytest.Monkey
 def test_no_hint_and_no_fixing_without_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "clean.py").write_text(STALE + "    optimizer.zero_grad()\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(zerograd_lint.runner, "_fix", None)  # called, it would raise
+    monkeypatch.setattr(zerograd_lint.runner, "_fixable", None)  # called, it would raise
     assert run(".").stderr == "All checks passed (1 file checked).\n"
 
 

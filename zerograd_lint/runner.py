@@ -156,19 +156,21 @@ def _run(files: Iterable[str | Buffer], settings: Settings, fix: bool, early: Ea
             cache = Cache(settings.cache) if settings.cache else None
             reported = asked if len(asked) < len(sources) else None
             result = _only(asked, checked(sources, settings.vocabulary, cache, team, settings.show_loops, reported))
-            if hint and (found := _reported(result, notebooks, settings)):  # in a helper, which has LibCST
+            found = _reported(result, notebooks, settings)
+            if hint and found:  # in a helper, which has LibCST
                 report.fixable = _fixable(sources, result, found, notebooks, settings, asked, team)
     except Exception as exc:  # never checked file by file instead: see NotChecked
         raise _not_checked(exc) from exc
     report.loops = checked_loops.reported(result.loops, asked, settings, notebooks)
     if fix:
-        report.unfixed = _reported(result, notebooks, settings)
+        report.unfixed = found
         report.fixes, rewritten = _fix(sources, result, notebooks, notebook_files, settings, asked)
         result = report.fixes.result
         notebooks = {**notebooks, **rewritten}
+        found = _reported(result, notebooks, settings)
     for path, error in result.errors.items():
         report.errors.append(notebooks[path].place_error(error) if path in notebooks else error)
-    report.findings.extend(_reported(result, notebooks, settings))
+    report.findings.extend(found)
     return report
 
 

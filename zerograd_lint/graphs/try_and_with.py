@@ -17,6 +17,7 @@ from zerograd_lint.graphs.assumptions import constant_truth
 from zerograd_lint.graphs.nodes import EVENT, EXCUSE
 from zerograd_lint.graphs.statements import FinallyBlock, TryJumps
 from zerograd_lint.scopes import dotted_name
+from zerograd_lint.walk import nodes
 
 
 class TryAndWith:
@@ -61,12 +62,12 @@ class TryAndWith:
         """A statement that is a clear and nothing else (`optimizer.zero_grad()`, no other call in
         it; its nodes from `first` on) is taken to complete: a `try` fails before or after it."""
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                and isinstance(call := statement.body[0], cst.Expr) and isinstance(call.value, cst.Call)
-                and not any(_calls(child) for child in call.value.children)):
+                and isinstance(call := statement.body[0], cst.Expr) and isinstance(call.value, cst.Call)):
             return False
-        nodes = range(first, len(self.graph.ops))
-        return bool(nodes) and all(self.graph.ops[n] == EVENT and self.graph.args[n].event.op == ev.CLEAR  # type: ignore[union-attr]
-                                   for n in nodes)
+        made = range(first, len(self.graph.ops))
+        return (bool(made) and all(self.graph.ops[n] == EVENT and self.graph.args[n].event.op == ev.CLEAR  # type: ignore[union-attr]
+                                   for n in made)
+                and sum(isinstance(node, cst.Call) for node in nodes(call.value, skip=())) == 1)
 
     def stmt_With(self, node: cst.With) -> None:
         gate = None
@@ -86,10 +87,6 @@ class TryAndWith:
 
 
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
-
-
-def _calls(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Call) or any(_calls(child) for child in node.children)
 
 
 def _ends_an_iterator(handler: cst.ExceptHandler) -> bool:

@@ -35,7 +35,7 @@ def summary(files: int, findings: Sequence[Finding], errors: int, searched: bool
     return f"Found {_count(len(findings), 'finding')} in {_count(places, 'file')} ({checked})."
 
 
-def fix_hint(fixable: int, hidden: int, too_large: int = 0, largest: int = 1_000_000) -> str | None:
+def fix_hint(fixable: int, hidden: int, too_large: int, largest: int) -> str | None:
     """`[*] 2 fixable with the `--fix` option.`, in ruff's words; `hidden` fixes only `--unsafe-fixes`
     makes; `too_large` files (over `largest` characters) whose findings were not looked at for
     fixes. None when there is nothing to say."""
