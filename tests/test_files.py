@@ -99,6 +99,18 @@ def test_patterns_without_a_negation_are_matched_at_once() -> None:
     assert PatternSet([]).verdict("a.py", False) is None
 
 
+@pytest.mark.parametrize(("path", "folder"), [
+    ("./a/b.py", "."), ("a/b.py", "a"), ("a/b.py", "a/"), ("a/../b.py", "a/.."), ("/x/y/z.py", "/x/y"),
+    ("./a/./b.py", "./a"), ("a/.hidden.py", "a"), ("a//b.py", "a"), ("a/b/../c.py", "a"), ("ab/c.py", "a"),
+    ("../a/b.py", "../a"), ("a/b.py", "/elsewhere"), ("a", "a"),
+])
+def test_a_path_below_a_gitignore_is_made_relative_as_relpath_makes_it(path: str, folder: str) -> None:
+    """The walk's paths are sliced, not passed through `os.path.relpath`: the same answer."""
+    from zerograd_lint.files.gitignore import _relative
+
+    assert _relative(path, folder) == os.path.relpath(path, folder).replace(os.sep, "/")
+
+
 def test_nested_gitignore_overrides_the_outer_one(tmp_path: Path) -> None:
     for folder in ("plain", "repo"):
         root = make_tree(tmp_path / folder)

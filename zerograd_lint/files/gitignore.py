@@ -53,7 +53,7 @@ class _ReadFiles(Gitignore):
     def ignores(self, path: str, is_folder: bool) -> bool:
         verdict = None
         for folder, patterns in self.levels:  # a deeper .gitignore overrides the ones above it
-            relative = os.path.relpath(path, folder).replace(os.sep, "/")
+            relative = _relative(path, folder)
             mine = patterns.verdict(relative, is_folder)
             if mine is not None:
                 verdict = mine
@@ -64,6 +64,17 @@ class _ReadFiles(Gitignore):
             return for_tree(folder)
         patterns = _read_gitignore(folder)
         return _ReadFiles((*self.levels, (folder, patterns))) if patterns else self
+
+
+def _relative(path: str, folder: str) -> str:
+    """`os.path.relpath(path, folder)`, in `/` form. A path the walk made below `folder` (`folder`,
+    a separator, then names) is sliced: relpath's two `abspath` calls were most of the ignore
+    checks of a project listed around a file checked alone (diffusers, 2,093 files)."""
+    if path.startswith(folder) and path[len(folder) : len(folder) + 1] == os.sep:
+        below = path[len(folder) + 1 :]
+        if not any(name in ("", ".", "..") for name in below.split(os.sep)):
+            return below.replace(os.sep, "/")
+    return os.path.relpath(path, folder).replace(os.sep, "/")
 
 
 def for_tree(folder: str, outer_folders: tuple[str, ...] = ()) -> Gitignore:
