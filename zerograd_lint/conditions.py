@@ -228,11 +228,15 @@ def _compared_with(test: cst.BaseExpression, n: int):
 
 def contradicts(fact: Fact, value: bool, facts: frozenset) -> bool:
     """Whether assuming `fact` is `value` contradicts what `facts` hold, beyond the fact itself: a
-    window of one iteration (`k == 1`) is full on every iteration (`(i + 1) % k == 0`)."""
+    window of one iteration (`k == 1`) is full on every iteration (`(i + 1) % k == 0`), and a
+    counter at 0 (`i == 0`, a loop's first iteration) starts a window (`i % k == 0`)."""
     if fact.key[0] == "unit" and value:
         return any(f.key[0] == "mod" and f.key[2] == fact.key[1] and not v for f, v in facts)
+    if fact.key[0] == "first" and value:
+        return any(f.key[0] == "mod" and f.key[1] == fact.key[1] and f.key[3] == 0 and not v for f, v in facts)
     if fact.key[0] == "mod" and not value:
-        return any(f.key == ("unit", fact.key[2]) and v for f, v in facts)
+        return any(f.key == ("unit", fact.key[2]) and v or f.key == ("first", fact.key[1]) and v and fact.key[3] == 0
+                   for f, v in facts)
     return False
 
 
