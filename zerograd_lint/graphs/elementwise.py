@@ -2,8 +2,10 @@
 
 `for p in model.parameters(): p.grad = None` clears a model; `for opt in optimizers: opt.step()`
 steps a list of optimizers. Such a loop is one event of the training, not a loop of it: its body
-is classified as a whole, ignoring its branches (`if p.grad is not None:` only skips what is
-already clear), and its events are emitted once.
+is classified as a whole, ignoring the branches that pick elements (`if p.grad is not None:` only
+skips what is already clear), and its events are emitted once. A test that reads no element is
+the same for each (`if use_amp: scaler.step(opt) else: opt.step()`): its branches are built as
+any `if`'s are (`branches`, `Loops.flat`).
 """
 
 from __future__ import annotations
@@ -106,6 +108,26 @@ def _about_the_gradient(test: cst.BaseExpression) -> bool:
 
 def _partial(actions: list[ev.Action]) -> list[ev.Action]:
     return [ev.Event(ev.PARTIAL, a.keys) if isinstance(a, ev.Event) and a.op == ev.CLEAR_MODELS else a for a in actions]
+
+
+Branches = dict[cst.CSTNode, tuple[tuple[cst.If, int], ...]]
+
+
+def branches(body: cst.CSTNode, targets: frozenset[str]) -> Branches:
+    """The nodes of a collection loop's body under an `if` whose test reads none of the loop's
+    targets, each with the arms it is in, outermost first: (the `if`, 0 for its body, 1 for what
+    follows `else`). Such a test is the same for every element (`if use_amp: scaler.step(opt)
+    else: opt.step()`, `if iteration % k == 1: opt.zero_grad()`): a branch of the training, not
+    a choice of elements (`if p.grad is not None:`, `if "head" in name:`), which is ignored."""
+    found: Branches = {}
+    for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, cst.If) and not _mentions(node.test, targets):
+            outer = found.get(node, ())
+            for arm, part in enumerate((node.body, node.orelse)):
+                if part is not None:  # an inner `if` comes later (pre-order): its arms are added then
+                    for inner in walk.nodes(part):
+                        found[inner] = (*outer, (node, arm))
+    return found
 
 
 def applies_to_each(actions: Actions, targets: frozenset[str]) -> bool:

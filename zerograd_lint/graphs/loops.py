@@ -69,7 +69,7 @@ class Loops:
         try:
             collection = self._collection_loop(node)
             if collection is not None:
-                self.flat(collection)
+                self.flat(collection, elementwise.branches(node.body, target_names(node.target)))
         finally:
             self.frames.pop()
         if collection is not None:
@@ -200,15 +200,35 @@ class Loops:
         actions = elementwise.body_actions(self, node.body)
         return actions if elementwise.applies_to_each(actions, names) else None
 
-    def flat(self, body_actions: elementwise.Actions) -> None:
+    def flat(self, body_actions: elementwise.Actions, branches: elementwise.Branches, depth: int = 0) -> None:
         """Emit the events of a collection loop's body (`_collection_loop`) once, in source order,
-        ignoring branches."""
-        for actions, node, frame in body_actions:
-            self.frames.append(frame)
-            try:
-                self.actions(actions, node)
-            finally:
-                self.frames.pop()
+        ignoring the branches that choose elements; those of a test that does not read the
+        element (`elementwise.branches`) are branches of the training, built as any `if` is."""
+        at = 0
+        while at < len(body_actions):
+            actions, node, frame = body_actions[at]
+            arms = branches.get(node, ())
+            if len(arms) <= depth:
+                self.frames.append(frame)
+                try:
+                    self.actions(actions, node)
+                finally:
+                    self.frames.pop()
+                at += 1
+                continue
+            test = arms[depth][0]
+            end = at
+            while end < len(body_actions) and len(branches.get(body_actions[end][1], ())) > depth \
+                    and branches[body_actions[end][1]][depth][0] is test:
+                end += 1
+            before, exits = self.preds, []
+            for arm in (0, 1):  # its body, then what follows `else` (an `elif` in turn)
+                self.preds = before
+                part = [done for done in body_actions[at:end] if branches[done[1]][depth][1] == arm]
+                self._branch(test.test, arm == 0, lambda: self.flat(part, branches, depth + 1))
+                exits += self.preds
+            self.preds = exits
+            at = end
 
 
 def _counter_from_zero(node: cst.For) -> str | None:
