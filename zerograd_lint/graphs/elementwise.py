@@ -28,8 +28,9 @@ _GRADIENT_OPS = (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE
 _ABOUT_THE_GRADIENT = frozenset({"grad", "requires_grad", "data", "is_leaf"})
 
 
-def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
-    """What every call and assignment of a loop body does, in source order, ignoring control flow."""
+def body_actions(builder: Builder, body: cst.CSTNode, elements: frozenset[str]) -> Actions:
+    """What every call and assignment of a loop body does, in source order, ignoring control flow
+    (`elements`: the names of the loop's targets, by which a condition picks elements)."""
     classify = builder.classifier
     frame = builder.frame
     out: Actions = []
@@ -68,7 +69,7 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
                 elif isinstance(small, cst.Del):
                     assigned(classify.classify_assign(small.target, None, frame), small)
     if clears:  # only then: which statements a condition picks (a training loop's body is large)
-        picked = {small for line in _picked_by_a_condition(body) for small in line.body}
+        picked = {small for line in _picked_by_a_condition(body, elements) for small in line.body}
         for i in clears:
             actions, small, where = out[i]
             if small in picked:
@@ -76,14 +77,19 @@ def body_actions(builder: Builder, body: cst.CSTNode) -> Actions:
     return out
 
 
-def _picked_by_a_condition(body: cst.CSTNode) -> set[cst.CSTNode]:
+def _picked_by_a_condition(body: cst.CSTNode, targets: frozenset[str]) -> set[cst.CSTNode]:
     """The statements of the body that run only for the elements a condition picks, other than
-    one about having a gradient at all (`if "last_layer" in name:`, `if not name.startswith(...)`)."""
+    one about having a gradient at all (`if "last_layer" in name:`, `if not name.startswith(...)`).
+    A test that reads no element picks none: its arms are branches of the training (`branches`),
+    unless one leaves the iteration (`continue`), which `Loops.flat` does not build."""
     picked: set[cst.CSTNode] = set()
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-        if isinstance(node, cst.If) and not _about_the_gradient(node.test):
+        if not isinstance(node, cst.If) or _about_the_gradient(node.test):
+            continue
+        leaves = any(isinstance(n, cst.Continue) for n in walk.nodes(node.body))
+        if leaves or _mentions(node.test, targets):
             picked.update(n for n in walk.nodes(node) if isinstance(n, cst.SimpleStatementLine))
-            if any(isinstance(n, cst.Continue) for n in walk.nodes(node.body)):
+            if leaves:
                 # `if "head" not in name: continue`: what follows runs for the elements it lets by
                 picked.update(n for n in walk.nodes(body) if isinstance(n, cst.SimpleStatementLine))
     return picked

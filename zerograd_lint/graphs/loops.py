@@ -197,7 +197,7 @@ class Loops:
         names = target_names(node.target)
         if not names:
             return None
-        actions = elementwise.body_actions(self, node.body)
+        actions = elementwise.body_actions(self, node.body, names)
         return actions if elementwise.applies_to_each(actions, names) else None
 
     def flat(self, body_actions: elementwise.Actions, branches: elementwise.Branches, depth: int = 0) -> None:
@@ -216,16 +216,16 @@ class Loops:
                     self.frames.pop()
                 at += 1
                 continue
-            test = arms[depth][0]
+            branch = arms[depth][0]
             end = at
             while end < len(body_actions) and len(branches.get(body_actions[end][1], ())) > depth \
-                    and branches[body_actions[end][1]][depth][0] is test:
+                    and branches[body_actions[end][1]][depth][0] is branch:
                 end += 1
             before, exits = self.preds, []
             for arm in (0, 1):  # its body, then what follows `else` (an `elif` in turn)
                 self.preds = before
                 part = [done for done in body_actions[at:end] if branches[done[1]][depth][1] == arm]
-                self._branch(test.test, arm == 0, lambda: self.flat(part, branches, depth + 1))
+                self._branch(branch.test, arm == 0, lambda: self.flat(part, branches, depth + 1))
                 exits += self.preds
             self.preds = exits
             at = end
