@@ -53,7 +53,7 @@ def test_a_known_call_does_what_the_table_says(name: str) -> None:
 def test_the_survey_reads_its_sets_from_the_table() -> None:
     assert survey._ACCUMULATING == vocabulary.calls_that(ACCUMULATES, UPDATES)
     assert survey._STEPPING == vocabulary.calls_that(STEPS, UPDATES)
-    assert survey._TOUCHING == vocabulary.calls_that(STEPS, CLEARS, UPDATES) | {vocabulary.GRADIENT}
+    assert survey._TOUCHING == vocabulary.calls_that(STEPS, CLEARS, UPDATES) | vocabulary.GRADIENTS
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -41,7 +41,7 @@ def _grad_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """For `p.grad`, `p.grad.data`: the expression `p`."""
     while isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         expr = expr.value
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+    if isinstance(expr, cst.Attribute) and expr.attr.value in vocabulary.GRADIENTS:
         return expr.value
     return None
 
@@ -55,7 +55,7 @@ def _strip_data(expr: cst.BaseExpression) -> cst.BaseExpression:
 def _reads_grad_of(expr: cst.BaseExpression, target: list[Key], frame: Frame, resolver: Resolver) -> bool:
     """Does `expr` read `.grad` of the same tensor(s) as `target`?"""
     return any(
-        isinstance(node, cst.Attribute) and node.attr.value == "grad"
+        isinstance(node, cst.Attribute) and node.attr.value in vocabulary.GRADIENTS
         and any(k in target for k in resolver.keys(_strip_data(node.value), frame))
         for node in walk.nodes(expr)
     )
@@ -328,7 +328,7 @@ class Classifier:
 
     def classify_assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, frame: Frame) -> list[Action]:
         """`p.grad = None` clears; `p.grad = g` overwrites."""
-        owner = _grad_owner(target) if isinstance(target, cst.Attribute) and target.attr.value == "grad" else None
+        owner = _grad_owner(target) if isinstance(target, cst.Attribute) and target.attr.value in vocabulary.GRADIENTS else None
         if owner is None:
             stripped = _strip_data(target)
             if stripped is not target and value is not None:  # p.data = p.data - lr * p.grad

@@ -23,7 +23,7 @@ from zerograd_lint.settings import Vocabulary
 from zerograd_lint.frameworks.accelerate import PREPARES_WHAT_IT_RETURNS
 from zerograd_lint.frameworks.ignite import CALLBACK_TAKERS, takes_an_engine
 from zerograd_lint.sparse import Outline, outline, within
-from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENT, OPTIMIZER_CLASSES, STEPS, UPDATES, calls_that
+from zerograd_lint.vocabulary import ACCUMULATES, CLEARS, GRADIENTS, OPTIMIZER_CLASSES, STEPS, UPDATES, calls_that
 
 # LibCST's native parser overflows the C stack (a crash, not an exception) on expressions
 # nested several thousand levels deep; CPython's parser reports them. Deeper than this is refused.
@@ -33,7 +33,7 @@ _REFUSED = re.compile("[\x00\ud800-\udfff]")
 
 # Attribute names (`loss.backward()`, `opt.step()`, `p.grad`) that accumulate, or touch gradients.
 _ACCUMULATING = calls_that(ACCUMULATES, UPDATES)
-_TOUCHING = calls_that(STEPS, CLEARS, UPDATES) | {GRADIENT}
+_TOUCHING = calls_that(STEPS, CLEARS, UPDATES) | GRADIENTS
 MODULE = 0  # the line number that stands for a module's body
 _BUILTINS = frozenset(dir(builtins))
 
@@ -297,7 +297,7 @@ def _is_step(node: ast.AST, stepping) -> bool:
 
 
 def _reads_grad(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+    return any(isinstance(n, ast.Attribute) and n.attr in GRADIENTS for n in ast.walk(node))
 
 
 def _last(func: ast.AST) -> str | None:

@@ -38,6 +38,9 @@ CALLS: dict[str, str] = {
     mmengine.UPDATE_METHOD: UPDATES,  # mmengine's optim_wrapper.update_params(loss)
 }
 GRADIENT = "grad"  # the attribute: `p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`
+# ... and its private spelling, which skips the setter's checks: A3C code hands a worker's gradients
+# to the shared model with `shared_param._grad = param.grad`
+GRADIENTS = frozenset({GRADIENT, "_grad"})
 # Calls that step (or clear) the optimizer they are given, whatever their receiver.
 STEPS_WHAT_IT_IS_GIVEN = frozenset({"optimizer_step"})
 

@@ -16,6 +16,7 @@ import libcst as cst
 
 from zerograd_lint import events as ev
 from zerograd_lint import walk
+from zerograd_lint.vocabulary import GRADIENTS
 
 if TYPE_CHECKING:
     from zerograd_lint.bindings import Frame
@@ -25,7 +26,7 @@ Actions = list[tuple[list[ev.Action], cst.CSTNode, "Frame"]]
 _GRADIENT_OPS = (ev.STEP, ev.CLEAR, ev.CLEAR_MODELS, ev.STEP_CLEAR, ev.OVERWRITE, ev.PARTIAL)
 # What a condition may test and still leave the clear applying to every element: whether it has
 # a gradient to clear (`if p.grad is not None:`, `if p.requires_grad:`).
-_ABOUT_THE_GRADIENT = frozenset({"grad", "requires_grad", "data", "is_leaf"})
+_ABOUT_THE_GRADIENT = GRADIENTS | {"requires_grad", "data", "is_leaf"}
 
 
 def body_actions(builder: Builder, body: cst.CSTNode, elements: frozenset[str]) -> Actions:
