@@ -78,7 +78,7 @@ def body_actions(builder: Builder, body: cst.CSTNode, elements: frozenset[str]) 
     return out
 
 
-def _picked_by_a_condition(body: cst.CSTNode, targets: frozenset[str]) -> set[cst.CSTNode]:
+def _picked_by_a_condition(body: cst.CSTNode, elements: frozenset[str]) -> set[cst.CSTNode]:
     """The statements of the body that run only for the elements a condition picks, other than
     one about having a gradient at all (`if "last_layer" in name:`, `if not name.startswith(...)`).
     A test that reads no element picks none: its arms are branches of the training (`branches`),
@@ -87,8 +87,8 @@ def _picked_by_a_condition(body: cst.CSTNode, targets: frozenset[str]) -> set[cs
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         if not isinstance(node, cst.If) or _about_the_gradient(node.test):
             continue
-        leaves = any(isinstance(n, cst.Continue) for n in walk.nodes(node.body))
-        if leaves or _mentions(node.test, targets):
+        leaves = _leaves(node)
+        if leaves or _mentions(node.test, elements):
             picked.update(n for n in walk.nodes(node) if isinstance(n, cst.SimpleStatementLine))
             if leaves:
                 # `if "head" not in name: continue`: what follows runs for the elements it lets by
@@ -120,21 +120,27 @@ def _partial(actions: list[ev.Action]) -> list[ev.Action]:
 Branches = dict[cst.CSTNode, tuple[tuple[cst.If, int], ...]]
 
 
-def branches(body: cst.CSTNode, targets: frozenset[str]) -> Branches:
+def branches(body: cst.CSTNode, elements: frozenset[str]) -> Branches:
     """The nodes of a collection loop's body under an `if` whose test reads none of the loop's
-    targets, each with the arms it is in, outermost first: (the `if`, 0 for its body, 1 for what
-    follows `else`). Such a test is the same for every element (`if use_amp: scaler.step(opt)
-    else: opt.step()`, `if iteration % k == 1: opt.zero_grad()`): a branch of the training, not
-    a choice of elements (`if p.grad is not None:`, `if "head" in name:`), which is ignored."""
+    targets (`elements`), each with the arms it is in, outermost first: (the `if`, 0 for its body,
+    1 for what follows `else`). Such a test is the same for every element (`if use_amp:
+    scaler.step(opt) else: opt.step()`, `if iteration % k == 1: opt.zero_grad()`): a branch of the
+    training, not a choice of elements (`if p.grad is not None:`, `if "head" in name:`), which is
+    ignored, as is an `if` that leaves the iteration (`_picked_by_a_condition` reads it)."""
     found: Branches = {}
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-        if isinstance(node, cst.If) and not _mentions(node.test, targets):
+        if isinstance(node, cst.If) and not _mentions(node.test, elements) and not _leaves(node):
             outer = found.get(node, ())
             for arm, part in enumerate((node.body, node.orelse)):
                 if part is not None:  # an inner `if` comes later (pre-order): its arms are added then
                     for inner in walk.nodes(part):
                         found[inner] = (*outer, (node, arm))
     return found
+
+
+def _leaves(node: cst.If) -> bool:
+    """The `if` leaves the iteration (`continue`) when its test is true."""
+    return any(isinstance(n, cst.Continue) for n in walk.nodes(node.body))
 
 
 def applies_to_each(actions: Actions, targets: frozenset[str]) -> bool:
