@@ -72,10 +72,13 @@ def _reads(nodes: list[cst.CSTNode]) -> tuple[frozenset[str], bool]:
 
 
 class FactMaker:
-    def __init__(self, module: cst.Module, last_iteration=None) -> None:
+    def __init__(self, module: cst.Module, last_iteration=None, cycle_of=None) -> None:
         self.module = module
         # the counter of an enclosing loop whose last iteration a test tells, if it does (`graphs/loops.py`)
         self.last_iteration = last_iteration
+        # for a loop target that cycles (`cycle(range(k))`): the length of its cycle and its first
+        # value; None for any other name
+        self.cycle_of = cycle_of
 
     def _fact(self, key: tuple, nodes: list[cst.CSTNode]) -> Fact:
         names, stable = _reads(nodes)
@@ -100,6 +103,10 @@ class FactMaker:
         counter = self.last_iteration(test) if self.last_iteration is not None else None
         if counter is not None:
             return [(Fact(("last", counter), frozenset({counter}), True), truth)]
+        cycled = self._in_the_cycle(test)
+        if cycled is not None:  # before `_first`: a cycle's 0 comes back every k iterations
+            fact, positive = cycled
+            return [(fact, truth == positive)]
         first = _first(test)
         if first is not None:
             expr, positive = first
@@ -112,6 +119,9 @@ class FactMaker:
         if counter is not None:
             (expr, modulus, offset, residue), positive = counter
             divisor = compact_text(self.module, _strip_parens(modulus))
+            cycle = self.cycle_of(expr.value) if self.cycle_of is not None and isinstance(expr, cst.Name) else None
+            if cycle is not None and compact_text(self.module, _strip_parens(cycle[0])) == divisor:  # `step % k` of `step` in `cycle(range(1, k + 1))`
+                offset += cycle[1]
             key = ("mod", compact_text(self.module, _strip_parens(expr)), divisor, offset - residue)
             window = (self._fact(key, [expr, modulus]), truth == positive)
             if not residue:
@@ -138,6 +148,23 @@ class FactMaker:
                     [cst.ComparisonTarget(cst.Equal(), cst.Integer("0"))],
                 )
         return None
+
+    def _in_the_cycle(self, test: cst.BaseExpression) -> tuple[Fact, bool] | None:
+        """`step == c` for a loop target that cycles from `s` over `k` values: the window fact
+        `(j + s - c) % k == 0` of its place `j` in the loop (which the facts call `step`), and
+        whether the test says it holds (`!=`: it does not)."""
+        if self.cycle_of is None or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        left, comparison = _strip_parens(test.left), test.comparisons[0]
+        if not (isinstance(left, cst.Name) and isinstance(comparison.comparator, cst.Integer)
+                and isinstance(comparison.operator, (cst.Equal, cst.NotEqual))):
+            return None
+        cycle = self.cycle_of(left.value)
+        if cycle is None or not comparison.comparator.value.isdigit():
+            return None
+        modulus, start = cycle  # named as `step % k == 0` names it, so that the two are one fact
+        key = ("mod", left.value, compact_text(self.module, _strip_parens(modulus)), start - int(comparison.comparator.value))
+        return self._fact(key, [left, modulus]), isinstance(comparison.operator, cst.Equal)
 
     @staticmethod
     def first_iteration(counter: str) -> Fact:

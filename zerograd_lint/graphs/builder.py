@@ -67,6 +67,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.handlers = 0
         self.grad_mode = True  # False inside `with torch.no_grad():`: no backward there counts
         self.counted: list[Counted] = []  # the enclosing loops that count their iterations from 0
+        self.cycled: list[tuple[Frame, str, cst.BaseExpression, int]] = []  # see `Loops._cycle_of`
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]

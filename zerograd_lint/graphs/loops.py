@@ -87,12 +87,19 @@ class Loops:
         if counter is not None:
             from_one = _counter_from_one(node) is not None
             self.counted.append(Counted(self.frame, counter, *self._lengths(node, from_one), from_one))
+        cycled = _cycled(node)
+        if cycled is not None:  # its position in the cycle is 0 on the first iteration
+            name, modulus, start = cycled
+            self.emit(ASSUME, (FactMaker.first_iteration(name), True))
+            self.cycled.append((self.frame, name, modulus, start))
 
         def body() -> None:
             self._rebind(node.target, node)
             self.block(node.body)
 
         breaks = self._loop_body(loop, body, False, at_least_once=True)
+        if cycled is not None:
+            self.cycled.pop()
         if counter is not None:
             self.counted.pop()
             # leaving normally, the last iteration made its last-iteration tests true (`i + 1 == n`)
@@ -134,6 +141,14 @@ class Loops:
                 elif value in lasts:
                     lasts.add(name)
         return frozenset(lengths), frozenset(lasts)
+
+    def _cycle_of(self, name: str) -> tuple[cst.BaseExpression, int] | None:
+        """For a target of an enclosing loop of this function that cycles (`_cycled`): the length
+        of its cycle and its first value."""
+        for frame, cycling, modulus, start in reversed(self.cycled):
+            if frame is self.frame and cycling == name:
+                return modulus, start
+        return None
 
     def _last_iteration(self, test: cst.BaseExpression) -> str | None:
         """The counter of an enclosing loop of this function whose last iteration `test` tells:
@@ -243,6 +258,31 @@ def _counter_from_zero(node: cst.For) -> str | None:
     if iterable.func.value == "range" and isinstance(target, cst.Name):
         if len(args) == 1 or len(args) >= 2 and isinstance(args[0].value, cst.Integer) and args[0].value.value == "0":
             return target.value
+    return None
+
+
+def _cycled(node: cst.For) -> tuple[str, cst.BaseExpression, int] | None:
+    """`for batch, step in zip(loader, cycle(range(k)))`: `step` runs 0, 1, ..., k - 1 and again
+    (1, ..., k for `cycle(range(1, k + 1))`): its name, `k`, and its first value."""
+    iterable, target = node.iter, node.target
+    if not (isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip" and isinstance(target, cst.Tuple)
+            and len(target.elements) == len(iterable.args) and all(a.keyword is None and not a.star for a in iterable.args)):
+        return None
+    for argument, element in zip(iterable.args, target.elements):
+        cycle, name = argument.value, element.value
+        if not (isinstance(cycle, cst.Call) and dotted_name(cycle.func) in ("cycle", "itertools.cycle")
+                and len(cycle.args) == 1 and isinstance(name, cst.Name)):
+            continue
+        span = cycle.args[0].value
+        if not (isinstance(span, cst.Call) and dotted_name(span.func) == "range" and all(a.keyword is None for a in span.args)):
+            continue
+        bounds = [a.value for a in span.args]
+        if len(bounds) == 1:
+            return name.value, bounds[0], 0
+        if (len(bounds) == 2 and isinstance(bounds[0], cst.Integer) and bounds[0].value == "1"
+                and isinstance(bounds[1], cst.BinaryOperation) and isinstance(bounds[1].operator, cst.Add)
+                and isinstance(bounds[1].right, cst.Integer) and bounds[1].right.value == "1"):
+            return name.value, bounds[1].left, 1
     return None
 
 
