@@ -119,9 +119,9 @@ class FactMaker:
         if counter is not None:
             (expr, modulus, offset, residue), positive = counter
             divisor = compact_text(self.module, _strip_parens(modulus))
-            cycle = self.cycle_of(expr.value) if self.cycle_of is not None and isinstance(expr, cst.Name) else None
-            if cycle is not None and compact_text(self.module, _strip_parens(cycle[0])) == divisor:  # `step % k` of `step` in `cycle(range(1, k + 1))`
-                offset += cycle[1]
+            cycle = self._cycle(expr)
+            if cycle is not None and cycle[1] == divisor:  # `step % k` of `step` in `cycle(range(1, k + 1))`
+                offset += cycle[2]
             key = ("mod", compact_text(self.module, _strip_parens(expr)), divisor, offset - residue)
             window = (self._fact(key, [expr, modulus]), truth == positive)
             if not residue:
@@ -153,18 +153,24 @@ class FactMaker:
         """`step == c` for a loop target that cycles from `s` over `k` values: the window fact
         `(j + s - c) % k == 0` of its place `j` in the loop (which the facts call `step`), and
         whether the test says it holds (`!=`: it does not)."""
-        if self.cycle_of is None or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        compared = _integer_comparison(test)
+        if compared is None or not isinstance(compared[1], (cst.Equal, cst.NotEqual)) or not compared[2].isdigit():
             return None
-        left, comparison = _strip_parens(test.left), test.comparisons[0]
-        if not (isinstance(left, cst.Name) and isinstance(comparison.comparator, cst.Integer)
-                and isinstance(comparison.operator, (cst.Equal, cst.NotEqual))):
+        left, operator, value = compared
+        cycle = self._cycle(left)
+        if cycle is None:
             return None
-        cycle = self.cycle_of(left.value)
-        if cycle is None or not comparison.comparator.value.isdigit():
+        modulus, divisor, start = cycle  # named as `step % k == 0` names it, so that the two are one fact
+        return self._fact(("mod", left.value, divisor, start - int(value)), [left, modulus]), isinstance(operator, cst.Equal)
+
+    def _cycle(self, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str, int] | None:
+        """For a loop target that cycles: the length of its cycle, and as the facts spell it, and
+        its first value."""
+        found = self.cycle_of(expr.value) if self.cycle_of is not None and isinstance(expr, cst.Name) else None
+        if found is None:
             return None
-        modulus, start = cycle  # named as `step % k == 0` names it, so that the two are one fact
-        key = ("mod", left.value, compact_text(self.module, _strip_parens(modulus)), start - int(comparison.comparator.value))
-        return self._fact(key, [left, modulus]), isinstance(comparison.operator, cst.Equal)
+        modulus, start = found
+        return modulus, compact_text(self.module, _strip_parens(modulus)), start
 
     @staticmethod
     def first_iteration(counter: str) -> Fact:
@@ -240,17 +246,25 @@ def _unit(test: cst.BaseExpression):
 
 def _compared_with(test: cst.BaseExpression, n: int):
     """`E == n` -> (E, True); `E != n`, `E > n`, `E >= n + 1` -> (E, False), for a name or attribute E."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    compared = _integer_comparison(test)
+    if compared is None:
         return None
-    expr, comparison = _strip_parens(test.left), test.comparisons[0]
-    if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
-        return None
-    operator, value = comparison.operator, comparison.comparator.value
+    expr, operator, value = compared
     if value == str(n) and isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
         return expr, isinstance(operator, cst.Equal)
     if value == str(n + 1) and isinstance(operator, cst.GreaterThanEqual):
         return expr, False
     return None
+
+
+def _integer_comparison(test: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseCompOp, str] | None:
+    """`E <op> n` for a name or attribute E and an integer n: E, the operator, and n as written."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    expr, comparison = _strip_parens(test.left), test.comparisons[0]
+    if not isinstance(expr, (cst.Name, cst.Attribute)) or not isinstance(comparison.comparator, cst.Integer):
+        return None
+    return expr, comparison.operator, comparison.comparator.value
 
 
 def contradicts(fact: Fact, value: bool, facts: frozenset) -> bool:
@@ -262,8 +276,8 @@ def contradicts(fact: Fact, value: bool, facts: frozenset) -> bool:
     if fact.key[0] == "first" and value:
         return any(f.key[0] == "mod" and f.key[1] == fact.key[1] and f.key[3] == 0 and not v for f, v in facts)
     if fact.key[0] == "mod" and not value:
-        return any(f.key == ("unit", fact.key[2]) and v or f.key == ("first", fact.key[1]) and v and fact.key[3] == 0
-                   for f, v in facts)
+        starts = fact.key[3] == 0  # `i % k == 0`, false, where `i == 0` holds
+        return any(v and (f.key == ("unit", fact.key[2]) or starts and f.key == ("first", fact.key[1])) for f, v in facts)
     return False
 
 

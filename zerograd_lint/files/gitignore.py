@@ -70,7 +70,7 @@ def _relative(path: str, folder: str) -> str:
     """`os.path.relpath(path, folder)`, in `/` form. A path the walk made below `folder` (`folder`,
     a separator, then names) is sliced: relpath's two `abspath` calls were most of the ignore
     checks of a project listed around a file checked alone (diffusers, 2,093 files)."""
-    if path.startswith(folder) and path[len(folder) : len(folder) + 1] == os.sep:
+    if path.startswith(folder + os.sep):
         below = path[len(folder) + 1 :]
         if not any(name in ("", ".", "..") for name in below.split(os.sep)):
             return below.replace(os.sep, "/")

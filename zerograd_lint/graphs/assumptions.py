@@ -26,7 +26,8 @@ class Assumptions:
             return
         key = (test, truth, self.frame if self.counted else None)  # last-iteration tests depend on the loops
         if key not in self._facts:
-            self._facts[key] = FactMaker(module.cst, self._last_iteration, self._cycle_of).facts(test, truth)
+            cycle_of = self._cycle_of if self.cycled else None  # as a rule none: no lookup per test
+            self._facts[key] = FactMaker(module.cst, self._last_iteration, cycle_of).facts(test, truth)
         for fact, value in self._facts[key]:
             self.emit(ASSUME, (fact, value))
 

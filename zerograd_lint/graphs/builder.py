@@ -27,7 +27,7 @@ from zerograd_lint.frameworks.accelerate import AccelerateGate
 from zerograd_lint.graphs.assumptions import Assumptions
 from zerograd_lint.graphs.branches import Branches
 from zerograd_lint.graphs.inlining import Inlining
-from zerograd_lint.graphs.loops import Counted, Loops
+from zerograd_lint.graphs.loops import Counted, Cycled, Loops
 from zerograd_lint.graphs.nodes import EVENT, NOP, EventNode, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps, JumpTarget, Statements, target_paths
 from zerograd_lint.graphs.try_and_with import TryAndWith
@@ -67,7 +67,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.handlers = 0
         self.grad_mode = True  # False inside `with torch.no_grad():`: no backward there counts
         self.counted: list[Counted] = []  # the enclosing loops that count their iterations from 0
-        self.cycled: list[tuple[Frame, str, cst.BaseExpression, int]] = []  # see `Loops._cycle_of`
+        self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]

@@ -85,12 +85,9 @@ def _picked_by_a_condition(body: cst.CSTNode, elements: frozenset[str]) -> set[c
     unless one leaves the iteration (`continue`), which `Loops.flat` does not build."""
     picked: set[cst.CSTNode] = set()
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-        if not isinstance(node, cst.If) or _about_the_gradient(node.test):
-            continue
-        leaves = _leaves(node)
-        if leaves or _mentions(node.test, elements):
+        if isinstance(node, cst.If) and not _about_the_gradient(node.test) and not _same_for_each(node, elements):
             picked.update(n for n in walk.nodes(node) if isinstance(n, cst.SimpleStatementLine))
-            if leaves:
+            if _leaves(node):
                 # `if "head" not in name: continue`: what follows runs for the elements it lets by
                 picked.update(n for n in walk.nodes(body) if isinstance(n, cst.SimpleStatementLine))
     return picked
@@ -129,13 +126,19 @@ def branches(body: cst.CSTNode, elements: frozenset[str]) -> Branches:
     ignored, as is an `if` that leaves the iteration (`_picked_by_a_condition` reads it)."""
     found: Branches = {}
     for node in walk.nodes(body, skip=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-        if isinstance(node, cst.If) and not _mentions(node.test, elements) and not _leaves(node):
+        if isinstance(node, cst.If) and _same_for_each(node, elements):
             outer = found.get(node, ())
             for arm, part in enumerate((node.body, node.orelse)):
                 if part is not None:  # an inner `if` comes later (pre-order): its arms are added then
                     for inner in walk.nodes(part):
                         found[inner] = (*outer, (node, arm))
     return found
+
+
+def _same_for_each(node: cst.If, elements: frozenset[str]) -> bool:
+    """An `if` of a collection loop's body whose test reads no element and which does not leave
+    the iteration: a branch of the training, taken alike for every element."""
+    return not _mentions(node.test, elements) and not _leaves(node)
 
 
 def _leaves(node: cst.If) -> bool:

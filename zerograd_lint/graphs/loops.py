@@ -91,7 +91,7 @@ class Loops:
         if cycled is not None:  # its position in the cycle is 0 on the first iteration
             name, modulus, start = cycled
             self.emit(ASSUME, (FactMaker.first_iteration(name), True))
-            self.cycled.append((self.frame, name, modulus, start))
+            self.cycled.append(Cycled(self.frame, name, modulus, start))
 
         def body() -> None:
             self._rebind(node.target, node)
@@ -145,10 +145,8 @@ class Loops:
     def _cycle_of(self, name: str) -> tuple[cst.BaseExpression, int] | None:
         """For a target of an enclosing loop of this function that cycles (`_cycled`): the length
         of its cycle and its first value."""
-        for frame, cycling, modulus, start in reversed(self.cycled):
-            if frame is self.frame and cycling == name:
-                return modulus, start
-        return None
+        found = next((c for c in reversed(self.cycled) if c.frame is self.frame and c.name == name), None)
+        return None if found is None else (found.modulus, found.start)
 
     def _last_iteration(self, test: cst.BaseExpression) -> str | None:
         """The counter of an enclosing loop of this function whose last iteration `test` tells:
@@ -312,6 +310,15 @@ def _a_length(value: cst.BaseExpression | None) -> bool:
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
         value = value.left
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
+
+
+class Cycled(NamedTuple):
+    """A loop target that runs through `range(...)` over and over (`_cycled`)."""
+
+    frame: Frame
+    name: str
+    modulus: cst.BaseExpression  # how many values it takes
+    start: int  # its first value
 
 
 class Counted(NamedTuple):
