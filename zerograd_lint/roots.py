@@ -94,7 +94,7 @@ class Analyser:
                         part.per_root.append(((module.path, line), [_pickles(raw) for raw in raws]))
                         if self.loops:
                             part.loops.append(((module.path, line), verdicts.checked(analysed, raws, resolver)))
-                        part.inlined |= {_where(func, resolver) for func in builder.inlined}
+                        part.inlined |= {_where(func, resolver) for func in builder.inlined if not self._stands(func)}
                     except (TooComplex, GaveUp):
                         continue  # its callees keep their own findings
                     except TooDeep as exc:  # this module or one it calls into: that file's loss alone
@@ -106,6 +106,16 @@ class Analyser:
                     except Exception as exc:  # an internal error: this file's loss alone, named
                         errors.setdefault(module.path, SourceError(module.path, f"internal error: {describe(exc)}"))
         return part
+
+
+    def _stands(self, func: cst.FunctionDef) -> bool:
+        """Is `func` a per-batch callback by what its own module shows (Ignite's `(engine, batch)`,
+        or handed to a framework there)? Called once elsewhere (`update(None, batch)` to try it),
+        it is still a loop body: its own analysis stands beside the caller's. A name handed over
+        in another module says less: a `Stepper.update` is not the `update` given to an `Engine`."""
+        scope = self.resolver.scope_of(func)
+        parameters = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        return ignite.takes_an_engine(parameters) or func.name.value in self.plan.surveys[scope.module.path].callbacks
 
 
 def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:

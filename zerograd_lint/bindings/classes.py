@@ -55,6 +55,12 @@ class Classes:
             result = _Made(cls, None, {}) if cls is not None else None
         else:  # a name, or an attribute (`self.discriminator = Discriminator(...)`)
             for binding, frame in self._values.get(key, []) + (self._attr_values(key) if len(key) > 1 else []):
+                if binding.value is None and binding.annotation is not None:  # `def fit(model: Arch)`
+                    name = dotted_name(binding.annotation)
+                    cls = self.klass(name, frame.scope) if name else None
+                    if cls is not None:
+                        result = _Made(cls, None, {})
+                        break
                 value = binding.value
                 while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in WRAPPERS:
                     value = value.func.value  # `Discriminator(...).to(device)`: the same object

@@ -224,11 +224,12 @@ class _Around:
         found = {}
         candidates = self._importing(module) | (self._importing(b".", _package_of(target)) if in_package else set())
         spelt = {name.encode() for name in used}
+        blocks = self._definitions(target)  # a name it does not define, an `__init__.py` passes on
+        training = {name.encode() for name in used if name not in blocks or self.cues.trains(blocks[name])}
         for path in sorted(candidates):
-            if (
-                path == target or spelt.isdisjoint(self._spelt(path))
-                or target not in self._imports_of(path) or not (self._may_train(path) or _is_init(path))
-            ):
+            if path == target or spelt.isdisjoint(words := self._spelt(path)) or target not in self._imports_of(path):
+                continue
+            if not (self._may_train(path) or _is_init(path) or not training.isdisjoint(words)):
                 continue  # a package's `__init__.py` passes what it imports on to its users
             imported, by_definition = self._words(path)
             found[path] = (names & imported) | {
@@ -243,9 +244,10 @@ class _Around:
         return self.spelt[path]
 
     def _may_train(self, path: str) -> bool:
-        """Can a file that uses another be chosen for it, as a run over the project chooses (it
-        mentions an optimizer, gradients or a backward)? A model that subclasses `nn.Module`
-        cannot, and is not followed further."""
+        """Can a file that uses another be chosen for it, as a run over the project chooses, whatever
+        it uses (it mentions an optimizer, gradients or a backward)? A model that subclasses
+        `nn.Module` cannot, and is not followed further. A file that uses a definition that trains
+        is chosen too (`_users_of`), as the run chooses a script calling `agent.learn`."""
         text = self._text(path) or ""
         return "optim" in text or self.cues.matters(text)
 
