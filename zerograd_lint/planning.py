@@ -125,8 +125,13 @@ def _sliced(text: str, survey: ModuleSurvey, keep: frozenset[int], words: Words)
 
 def _functions_kept(survey: ModuleSurvey, found: Reach) -> frozenset[int]:
     """The `def` lines of a module's functions whose bodies LibCST gets: those the analysis can
-    reach, and those that prepare (what they return is known to be Accelerate's)."""
-    return found.needed | {line for line, function in survey.functions.items() if function.prepares}
+    reach, those that prepare (what they return is known to be Accelerate's), and those that call
+    a root by name (what they pass it may say what its parameters are: `do_train(cfg, model)`)."""
+    roots = {name for name, lines in survey.functions_named.items() if not found.roots.isdisjoint(lines)}
+    return found.needed | {
+        line for line, function in survey.functions.items()
+        if function.prepares or (line != MODULE and not function.names.isdisjoint(roots))
+    }
 
 
 def methods_kept(surveys: Mapping[str, ModuleSurvey], reach: Mapping[str, Reach]) -> dict[str, frozenset[int]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from zerograd_lint import walk
 from zerograd_lint.bindings.keys import Frame, Key
 from zerograd_lint.bindings.links import WRAPPERS
 from zerograd_lint.bindings.names import bind_arguments
@@ -37,6 +38,7 @@ class Classes:
         super().__init__()
         self._chains: dict[Scope, list[Scope]] = {}
         self._instance: dict[Key, _Made | None] = {}
+        self._calls: dict[object, dict[str, list[tuple[cst.Call, Scope]]]] = {}  # by module, see `_calls_in`
 
     def instance_class(self, key: Key) -> Scope | None:
         """The class defined in the project whose instance `key` is, if any."""
@@ -55,9 +57,9 @@ class Classes:
             result = _Made(cls, None, {}) if cls is not None else None
         else:  # a name, or an attribute (`self.discriminator = Discriminator(...)`)
             for binding, frame in self._values.get(key, []) + (self._attr_values(key) if len(key) > 1 else []):
-                if binding.value is None and binding.annotation is not None:  # `def fit(model: Arch)`
-                    name = dotted_name(binding.annotation)
-                    cls = self.klass(name, frame.scope) if name else None
+                if binding.is_param:  # `def fit(model: Arch)`, or `fit(Arch())` wherever it is called
+                    name = dotted_name(binding.annotation) if binding.annotation is not None else None
+                    cls = self.klass(name, frame.scope) if name else self._passed(frame.scope, key[0].rsplit(":", 1)[-1])
                     if cls is not None:
                         result = _Made(cls, None, {})
                         break
@@ -72,6 +74,40 @@ class Classes:
                         break
         self._instance[key] = result
         return result
+
+    def _passed(self, function: Scope, param: str) -> Scope | None:
+        """The project class of what every call of `function` in its own module passes as `param`
+        (`do_train(cfg, model)` where `model = Arch(cfg).to(device)`), if there is at least one
+        call and all agree; else None. Calls from other modules are not looked for."""
+        if function.kind != "function" or function.self_name is not None or param not in function.params:
+            return None
+        found = None
+        for call, caller in self._calls_in(function.module).get(function.name, []):
+            frame = self.frame_for(caller, Frame(caller, cls=caller.enclosing_class()))
+            called = self.function(function.name, frame)
+            if called is None or called[1] is not function.node:
+                continue  # another function of that name
+            value = bind_arguments(call, function.node).get(param)
+            classes = {self.instance_class(key) for key in self.keys(value, frame)} if value is not None else {None}
+            if len(classes) != 1 or None in classes or found not in (None, *classes):
+                return None
+            found = classes.pop()
+        return found
+
+    def _calls_in(self, module) -> dict[str, list[tuple[cst.Call, Scope]]]:
+        """The calls of a plain name in a module's functions and body, by that name, each with the
+        scope it is made in."""
+        if module not in self._calls:
+            calls: dict[str, list[tuple[cst.Call, Scope]]] = {}
+            for node, scope in module.scopes.items():
+                if scope.kind == "class":
+                    continue
+                for found in walk.nodes(node.body if scope.kind == "function" else node,
+                                        skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    if found is not node and isinstance(found, cst.Call) and isinstance(found.func, cst.Name):
+                        calls.setdefault(found.func.value, []).append((found, scope))
+            self._calls[module] = calls
+        return self._calls[module]
 
     def _made_by(self, cls: Scope, call: cst.Call, frame: Frame) -> _Made:
         """An object of `cls` made by `call`: the `__init__` it runs has its parameters bound to

@@ -45,7 +45,7 @@ from zerograd_lint.files.completed import parses, reached
 from zerograd_lint.files.imports import import_origins, import_words, last_name
 from zerograd_lint.findings import SourceError
 from zerograd_lint.project import Project
-from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying
+from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying, small
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.texts import Source, decode
 
@@ -225,11 +225,12 @@ class _Around:
         candidates = self._importing(module) | (self._importing(b".", _package_of(target)) if in_package else set())
         spelt = {name.encode() for name in used}
         blocks = self._definitions(target)  # a name it does not define, an `__init__.py` passes on
-        training = {name.encode() for name in used if name not in blocks or self.cues.trains(blocks[name])}
+        steps = {name.encode() for name in used if name not in blocks or self.cues.trains_by_itself(blocks[name])}
         for path in sorted(candidates):
             if path == target or spelt.isdisjoint(words := self._spelt(path)) or target not in self._imports_of(path):
                 continue
-            if not (self._may_train(path) or _is_init(path) or not training.isdisjoint(words)):
+            calls_a_step = not steps.isdisjoint(words) and small(path, self._text(path) or "")
+            if not (self._may_train(path) or _is_init(path) or calls_a_step):
                 continue  # a package's `__init__.py` passes what it imports on to its users
             imported, by_definition = self._words(path)
             found[path] = (names & imported) | {
@@ -246,8 +247,8 @@ class _Around:
     def _may_train(self, path: str) -> bool:
         """Can a file that uses another be chosen for it, as a run over the project chooses, whatever
         it uses (it mentions an optimizer, gradients or a backward)? A model that subclasses
-        `nn.Module` cannot, and is not followed further. A file that uses a definition that trains
-        is chosen too (`_users_of`), as the run chooses a script calling `agent.learn`."""
+        `nn.Module` cannot, and is not followed further. A script that uses a definition that runs
+        a backward and steps is chosen too (`_users_of`), as the run chooses one calling `agent.learn`."""
         text = self._text(path) or ""
         return "optim" in text or self.cues.matters(text)
 

@@ -10,9 +10,10 @@ should cost. A file is looked at when
   loop calls the subclass's step), unless it is a stub (`.pyi`): a stub's `...` is not what the
   function does, and a call into it is better left unresolved, as a call into compiled code is;
 - it imports from a chosen file a definition that runs a backward and steps or clears (a
-  `main.py` whose epoch loop calls `train_one_epoch`, a script whose episode loop calls
-  `agent.learn` and never names the optimizer the agent builds). The imports of every file that
-  says `import` are read for this, with `str.find`: on torch, 0.09 s of one core.
+  `main.py` whose epoch loop calls `train_one_epoch`). A script or small module that never
+  mentions an optimizer is chosen when what it imports runs a backward and steps (a script whose
+  episode loop calls `agent.learn`, the agent building its own optimizer). The imports of every
+  file that says `import` are read for this, with `str.find`: on torch, 0.07 s of one core.
 
 A definition's text runs from its `def` or `class` line to the next line that starts a new
 module-level statement. Modules are matched by the last part of their name: generous, never strict.
@@ -31,7 +32,7 @@ from zerograd_lint.prefilter.index import Index, base_names, definitions, lines_
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.vocabulary import OTHER_FRAMEWORKS
 
-__all__ = ["Scan", "base_names", "cues", "definitions", "eligible", "grow", "lines_saying", "scan"]
+__all__ = ["Scan", "base_names", "cues", "definitions", "eligible", "grow", "lines_saying", "scan", "small"]
 
 _ROUNDS = 2
 
@@ -59,16 +60,25 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
                     if names:
                         reexported.setdefault(stem_of(init), []).append((init, names))
                 folder = os.path.dirname(folder)
+    # what a file that never says `optim` may call: a step that builds its own (`agent.learn`)
+    stepping = {
+        path: {name for name in names if trains_itself(files[path].definition(name) or "")}
+        for path, names in training.items()
+    }
     found = set()
     for path in sorted({p for stem in list(stems) + list(reexported) for p in importers.get(stem, ())}):
         if path in known:
             continue
         file = files[path]
+        names_optimizer = "optim" in file.text
+        if not names_optimizer and not small(path, file.text):
+            continue  # a script or small module, not a library's
+        steps = training if names_optimizer else stepping
         for module, names in file.imports:
             if module not in stems and module not in reexported:
                 continue  # what it uses from there is not looked for (a regex over its text)
             used = file.used(names)
-            if any(not training[source].isdisjoint(used) for source in stems.get(module, ())):
+            if any(not steps[source].isdisjoint(used) for source in stems.get(module, ())):
                 found.add(path)
             for init, exported in reexported.get(module, ()):
                 if not exported.isdisjoint(used):
@@ -108,14 +118,14 @@ def scan(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> 
             # half of a loop: a backward without a step, or a step without a backward, in a
             # script or small module that builds an optimizer (cheapest test first: a step is
             # looked for at every `.grad`, an optimizer built at every optimizer class's name)
-            if not steps and _small(path, text) and (accumulates or cues.steps_in(text)) and builds_optimizer(text):
+            if not steps and small(path, text) and (accumulates or cues.steps_in(text)) and builds_optimizer(text):
                 out.halves[path] = accumulates
     return out
 
 
-def _small(path: str, text: str) -> bool:
-    """A script or small module, which may do half of training (a library's large modules and
-    stubs do not)."""
+def small(path: str, text: str) -> bool:
+    """A script or small module, which may do half of training, or call a step that builds its
+    own optimizer without naming one (a library's large modules and stubs do not)."""
     return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST
 
 
