@@ -125,13 +125,19 @@ def _sliced(text: str, survey: ModuleSurvey, keep: frozenset[int], words: Words)
 
 def _functions_kept(survey: ModuleSurvey, found: Reach) -> frozenset[int]:
     """The `def` lines of a module's functions whose bodies LibCST gets: those the analysis can
-    reach, those that prepare (what they return is known to be Accelerate's), and those that call
+    reach, and those kept for what they do themselves (`kept_for_themselves`)."""
+    return found.needed | kept_for_themselves(survey, found)
+
+
+def kept_for_themselves(survey: ModuleSurvey, found: Reach) -> frozenset[int]:
+    """The `def` lines of the functions whose bodies LibCST gets though the analysis does not reach
+    them: those that prepare (what they return is known to be Accelerate's), and those that call
     a root by name (what they pass it may say what its parameters are: `do_train(cfg, model)`)."""
     roots = {name for name, lines in survey.functions_named.items() if not found.roots.isdisjoint(lines)}
-    return found.needed | {
+    return frozenset(
         line for line, function in survey.functions.items()
         if function.prepares or (line != MODULE and not function.names.isdisjoint(roots))
-    }
+    )
 
 
 def methods_kept(surveys: Mapping[str, ModuleSurvey], reach: Mapping[str, Reach]) -> dict[str, frozenset[int]]:

@@ -13,7 +13,7 @@ should cost. A file is looked at when
   `main.py` whose epoch loop calls `train_one_epoch`). A script or small module that never
   mentions an optimizer is chosen when what it imports runs a backward and steps (a script whose
   episode loop calls `agent.learn`, the agent building its own optimizer). The imports of every
-  file that says `import` are read for this, with `str.find`: on torch, 0.07 s of one core.
+  such file are read for this, with `str.find`: on torch, 0.07 s of one core.
 
 A definition's text runs from its `def` or `class` line to the next line that starts a new
 module-level statement. Modules are matched by the last part of their name: generous, never strict.
@@ -38,10 +38,11 @@ _ROUNDS = 2
 
 
 def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: set[str], known: set[str],
-             trains, by_stem: dict[str, list[str]], trains_itself=None) -> set[str]:
+             trains, by_stem: dict[str, list[str]], trains_itself) -> set[str]:
     """Files that import from `sources` a definition that `trains`, also through a package
     `__init__` that re-exports it (chosen with them).
-    `importers`: the files that import, by the last part of each module they import."""
+    `importers`: the files that mention an optimizer, and the scripts and small modules, by the
+    last part of each module they import."""
     training = {path: {name for name, block in files[path].definitions.items() if trains(block)} for path in sources}
     stems: dict[str, list[str]] = {}
     for path in sorted(sources):
@@ -89,8 +90,8 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
 @dataclass
 class Scan:
     """What the text of some files says before any is chosen: those that can hold a training loop
-    by themselves (the first ones chosen), and the imports of each (which `grow` reads to find the
-    callers of a chosen file). Made in shares, then merged."""
+    by themselves (the first ones chosen), and the imports of those that may call a chosen file's
+    step (which `grow` reads to find them). Made in shares, then merged."""
 
     direct: set[str] = field(default_factory=set)
     imports: dict[str, list[tuple[str, str | set[str]]]] = field(default_factory=dict)
@@ -112,9 +113,10 @@ def scan(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> 
         steps = accumulates and cues.steps_in(text)
         if steps:
             out.direct.add(path)
-        if "import" in text:
+        names_optimizer = "optim" in text
+        if "import" in text and (names_optimizer or small(path, text)):  # see `_callers`
             out.imports[path] = Index(texts, path).imports
-        if "optim" in text:
+        if names_optimizer:
             # half of a loop: a backward without a step, or a step without a backward, in a
             # script or small module that builds an optimizer (cheapest test first: a step is
             # looked for at every `.grad`, an optimizer built at every optimizer class's name)

@@ -31,7 +31,8 @@ from zerograd_lint import checked_loops, prefilter, rules
 from zerograd_lint.filing import Result, filed, finding, unused_markers
 from zerograd_lint.findings import TOO_DEEP, SourceError
 from zerograd_lint.parts import Part, loops_merged, merged
-from zerograd_lint.planning import Plan, Roots, planned
+from zerograd_lint.planning import Plan, Roots, kept_for_themselves, planned
+from zerograd_lint.reach import Reach
 from zerograd_lint.schedule import processes, serving
 from zerograd_lint.schedule.shares import Pickled, analysis_work, shares
 from zerograd_lint.settings import Vocabulary
@@ -242,7 +243,7 @@ class Run:
             if len(split) == 1:  # little to analyse, in a helper likely still importing LibCST: sliced here meanwhile
                 for path, _ in split[0]:
                     plan.sparse(path)
-            parts = Pickled((_slim(plan.surveys), plan.reach, plan.cut_already, plan.kept_methods))
+            parts = Pickled((_slim(plan.surveys, plan.reach), plan.reach, plan.cut_already, plan.kept_methods))
             jobs = [helper.submit(_analyse_in_helper, parts, self.vocabulary, errors, plan.exhaustive, share, self.loops)
                     for helper, share in zip(helpers, split)]
             self._look_for_markers(jobs)
@@ -339,13 +340,15 @@ def _analyse(plan: Plan, vocabulary: Vocabulary, errors: dict[str, SourceError],
     return part
 
 
-def _slim(found: dict[str, ModuleSurvey]) -> dict[str, ModuleSurvey]:
-    """The surveys as the analysis reads them: of what each function does by itself, only whether
-    it prepares (`Plan.sparse`); the calls were read by `connect` already. Half the pickle."""
-    return {
-        path: dataclasses.replace(survey, functions={line: f for line, f in survey.functions.items() if f.prepares})
-        for path, survey in found.items()
-    }
+def _slim(found: dict[str, ModuleSurvey], reach: dict[str, Reach]) -> dict[str, ModuleSurvey]:
+    """The surveys as the analysis reads them: of what each function does by itself, only that of
+    the functions kept for it (`kept_for_themselves`, which `Plan.sparse` asks again);
+    the calls were read by `connect` already. Half the pickle."""
+    out = {}
+    for path, survey in found.items():
+        kept = kept_for_themselves(survey, reach[path]) if path in reach else frozenset()
+        out[path] = dataclasses.replace(survey, functions={line: f for line, f in survey.functions.items() if line in kept})
+    return out
 
 
 def _unused_markers_of_part(texts: Texts, index: int, count: int, skip: set[str]) -> dict[str, list[rules.Raw]]:
