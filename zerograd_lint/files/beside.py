@@ -45,7 +45,7 @@ from zerograd_lint.files.completed import parses, reached
 from zerograd_lint.files.imports import import_origins, import_words, last_name
 from zerograd_lint.findings import SourceError
 from zerograd_lint.project import Project
-from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying, small
+from zerograd_lint.prefilter import base_names, cues, definitions, lines_saying, script
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.texts import Source, decode
 
@@ -229,7 +229,7 @@ class _Around:
         for path in sorted(candidates):
             if path == target or spelt.isdisjoint(words := self._spelt(path)) or target not in self._imports_of(path):
                 continue
-            calls_a_step = not steps.isdisjoint(words) and small(path, self._text(path) or "")
+            calls_a_step = not steps.isdisjoint(words) and script(path, self._text(path) or "")
             if not (self._may_train(path) or _is_init(path) or calls_a_step):
                 continue  # a package's `__init__.py` passes what it imports on to its users
             imported, by_definition = self._words(path)
@@ -247,8 +247,9 @@ class _Around:
     def _may_train(self, path: str) -> bool:
         """Can a file that uses another be chosen for it, as a run over the project chooses, whatever
         it uses (it mentions an optimizer, gradients or a backward)? A model that subclasses
-        `nn.Module` cannot, and is not followed further. A script that uses a definition that runs
-        a backward and steps is chosen too (`_users_of`), as the run chooses one calling `agent.learn`."""
+        `nn.Module` cannot, and is not followed further. A script (`prefilter.script`) that uses a
+        definition that runs a backward and steps is chosen too (`_users_of`), as the run chooses
+        one calling `agent.learn`."""
         text = self._text(path) or ""
         return "optim" in text or self.cues.matters(text)
 

@@ -10,10 +10,12 @@ should cost. A file is looked at when
   loop calls the subclass's step), unless it is a stub (`.pyi`): a stub's `...` is not what the
   function does, and a call into it is better left unresolved, as a call into compiled code is;
 - it imports from a chosen file a definition that runs a backward and steps or clears (a
-  `main.py` whose epoch loop calls `train_one_epoch`). A script or small module that never
-  mentions an optimizer is chosen when what it imports runs a backward and steps (a script whose
-  episode loop calls `agent.learn`, the agent building its own optimizer). The imports of every
-  such file are read for this, with `str.find`: on torch, 0.07 s of one core.
+  `main.py` whose epoch loop calls `train_one_epoch`). A script that never mentions an optimizer
+  is chosen when what it imports runs a backward and steps (an episode loop calling
+  `agent.learn`, the agent building its own optimizer). Only the imports of files that mention
+  an optimizer and of scripts (`script`) are read for this: a library's module that never
+  mentions one and whose loop calls such a step (`def fit(agent, env)` in `engine.py`) is not
+  looked at, which spares reading the imports of most of torch's files.
 
 A definition's text runs from its `def` or `class` line to the next line that starts a new
 module-level statement. Modules are matched by the last part of their name: generous, never strict.
@@ -32,7 +34,7 @@ from zerograd_lint.prefilter.index import Index, base_names, definitions, lines_
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.vocabulary import OTHER_FRAMEWORKS
 
-__all__ = ["Scan", "base_names", "cues", "definitions", "eligible", "grow", "lines_saying", "scan", "small"]
+__all__ = ["Scan", "base_names", "cues", "definitions", "eligible", "grow", "lines_saying", "scan", "script"]
 
 _ROUNDS = 2
 
@@ -41,8 +43,8 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
              trains, by_stem: dict[str, list[str]], trains_itself) -> set[str]:
     """Files that import from `sources` a definition that `trains`, also through a package
     `__init__` that re-exports it (chosen with them).
-    `importers`: the files that mention an optimizer, and the scripts and small modules, by the
-    last part of each module they import."""
+    `importers`: the files that mention an optimizer, and the scripts, by the last part of each
+    module they import."""
     training = {path: {name for name, block in files[path].definitions.items() if trains(block)} for path in sources}
     stems: dict[str, list[str]] = {}
     for path in sorted(sources):
@@ -61,7 +63,7 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
                     if names:
                         reexported.setdefault(stem_of(init), []).append((init, names))
                 folder = os.path.dirname(folder)
-    # what a file that never says `optim` may call: a step that builds its own (`agent.learn`)
+    # what a script that never says `optim` may call: a step that builds its own (`agent.learn`)
     stepping = {
         path: {name for name in names if trains_itself(files[path].definition(name) or "")}
         for path, names in training.items()
@@ -72,8 +74,8 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
             continue
         file = files[path]
         names_optimizer = "optim" in file.text
-        if not names_optimizer and not small(path, file.text):
-            continue  # a script or small module, not a library's
+        if not names_optimizer and not script(path, file.text):
+            continue
         steps = training if names_optimizer else stepping
         for module, names in file.imports:
             if module not in stems and module not in reexported:
@@ -114,18 +116,28 @@ def scan(texts: Mapping[str, str], vocabulary: Vocabulary, paths: list[str]) -> 
         if steps:
             out.direct.add(path)
         names_optimizer = "optim" in text
-        if "import" in text and (names_optimizer or small(path, text)):  # see `_callers`
+        if "import" in text and (names_optimizer or script(path, text)):  # see `_callers`
             out.imports[path] = Index(texts, path).imports
         if names_optimizer:
             # half of a loop: a backward without a step, or a step without a backward, in a
             # script or small module that builds an optimizer (cheapest test first: a step is
             # looked for at every `.grad`, an optimizer built at every optimizer class's name)
-            if not steps and small(path, text) and (accumulates or cues.steps_in(text)) and builds_optimizer(text):
+            if not steps and _small(path, text) and (accumulates or cues.steps_in(text)) and builds_optimizer(text):
                 out.halves[path] = accumulates
     return out
 
 
-def small(path: str, text: str) -> bool:
+def script(path: str, text: str) -> bool:
+    """A script or notebook, small, and run as a program: it says `__main__`, or loops at module
+    level. A library's modules, which say neither, are not read for what they import unless they
+    mention an optimizer."""
+    return _small(path, text) and (
+        path.endswith(".ipynb") or "__main__" in text or text.startswith(("for ", "while "))
+        or "\nfor " in text or "\nwhile " in text
+    )
+
+
+def _small(path: str, text: str) -> bool:
     """A script or small module, which may do half of training, or call a step that builds its
     own optimizer without naming one (a library's large modules and stubs do not)."""
     return not path.endswith(".pyi") and len(text) <= _HALF_AT_MOST
