@@ -15,10 +15,11 @@ import libcst as cst
 
 from zerograd_lint import walk
 from zerograd_lint.bindings import Frame
-from zerograd_lint.conditions import FactMaker, compact_text as _text
+from zerograd_lint.conditions import Fact, FactMaker, advance, compact_text as _text
 from zerograd_lint.graphs import elementwise
 from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, NOP
 from zerograd_lint.graphs.statements import LoopJumps, target_names, target_paths
+from zerograd_lint.graphs.whole_windows import window_end
 from zerograd_lint.scopes import ELEMENT, dotted_name
 from zerograd_lint.sites import Loop
 
@@ -98,15 +99,31 @@ class Loops:
             self.block(node.body)
 
         breaks = self._loop_body(loop, body, False, at_least_once=True)
+        ended = self._ends_with_a_window(node, counter or (cycled[0] if cycled is not None else None))
         if cycled is not None:
             self.cycled.pop()
         if counter is not None:
             self.counted.pop()
             # leaving normally, the last iteration made its last-iteration tests true (`i + 1 == n`)
             self.emit(ASSUME, (FactMaker.was_last(counter), True))
+        for fact, value in ended:
+            self.emit(ASSUME, (fact, value))
         if node.orelse is not None:
             self.block(node.orelse.body)
         self.preds += breaks
+
+    def _ends_with_a_window(self, node: cst.For, counter: str | None) -> list[tuple[Fact, bool]]:
+        """What leaving `node` normally says when it can only leave at the end of a window
+        (`whole_windows`): its last iteration's window-end test held, one iteration before."""
+        iterable = node.iter
+        if counter is None or not (isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("zip", "enumerate")
+                                   and iterable.args):
+            return []
+        test = window_end(node, iterable.args[0].value, self.frame.scope, self.module.cst)
+        if test is None:
+            return []
+        held = FactMaker(self.module.cst, None, self._cycle_of if self.cycled else None).facts(test, True)
+        return sorted(advance(frozenset(held), frozenset({counter}), lambda fact: True), key=repr)
 
     def _lengths(self, node: cst.For, from_one: bool) -> tuple[frozenset[str], frozenset[str]]:
         """How many iterations a counted loop runs (`len(loader)` for `enumerate(loader)`, `n` for

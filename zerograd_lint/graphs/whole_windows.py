@@ -1,0 +1,119 @@
+"""A window loop that can only leave at the end of a window: it counts its windows and breaks
+after the last whole one the data holds (NVIDIA's FastPitch):
+
+    num_iters = len(loader) // k
+    epoch_iter = 1
+    for batch, accum_step in zip(loader, cycle(range(1, k + 1))):
+        ...
+        if accum_step % k == 0:
+            optimizer.step()
+            if epoch_iter == num_iters:
+                break
+            epoch_iter += 1
+
+The break comes after window `len(loader) // k`, the last whole one, so the loop never reaches a
+tail shorter than a window: leaving normally, its last iteration ended a window too (it does only
+when the length is a multiple of `k`, the break then coming on that same iteration). No tail is
+left for the next clear to discard.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerograd_lint import walk
+from zerograd_lint.conditions import compact_text
+from zerograd_lint.scopes import Scope
+
+
+def window_end(loop: cst.For, data: cst.BaseExpression, scope: Scope, module: cst.Module) -> cst.BaseExpression | None:
+    """The test of the block that ends each window of `loop` (`accum_step % k == 0`), when that
+    block breaks after the last whole window of `data`, the loader the loop walks, as the
+    module's docstring shows; else None."""
+    for statement in _statements(loop.body):
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            continue
+        modulus = _modulus(statement.test, module)
+        if modulus is not None and _breaks_after_the_last_window(statement.body, loop, data, modulus, scope, module):
+            return statement.test
+    return None
+
+
+def _breaks_after_the_last_window(block: cst.BaseSuite, loop: cst.For, data: cst.BaseExpression, modulus: str,
+                                  scope: Scope, module: cst.Module) -> bool:
+    """`if W == n: break` then `W += 1` in `block`, `W` counting from 1 and advanced only there (so
+    it is the number of the window ending), `n` being `len(data) // modulus`."""
+    statements = _statements(block)
+    for at, statement in enumerate(statements):
+        counted = _count_tested(statement, data, modulus, scope, module)
+        if counted is None or not any(_advances(after, counted) for after in statements[at + 1:]):
+            continue
+        bindings = scope.bindings.get(counted, [])
+        starts_at_one = (
+            len(bindings) == 1 and isinstance(bindings[0].value, cst.Integer) and bindings[0].value.value == "1"
+        )
+        advanced = [node for node in walk.nodes(loop.body) if isinstance(node, cst.AugAssign)
+                    and isinstance(node.target, cst.Name) and node.target.value == counted]
+        if starts_at_one and len(advanced) == 1:
+            return True
+    return False
+
+
+def _count_tested(statement: cst.CSTNode, data: cst.BaseExpression, modulus: str, scope: Scope,
+                  module: cst.Module) -> str | None:
+    """`W` of `if W == n: break` (or `W >= n`), `n` being `len(data) // modulus` or a name bound
+    once to it."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None and _only_breaks(statement.body)):
+        return None
+    test = statement.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
+        return None
+    bound = test.comparisons[0].comparator
+    if isinstance(bound, cst.Name):
+        bindings = scope.bindings.get(bound.value, [])
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].path:
+            return None
+        bound = bindings[0].value
+    if not (isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, cst.FloorDivide)
+            and compact_text(module, bound.right) == modulus):
+        return None
+    length = bound.left
+    if not (isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
+            and len(length.args) == 1 and compact_text(module, length.args[0].value) == compact_text(module, data)):
+        return None
+    return test.left.value
+
+
+def _modulus(test: cst.BaseExpression, module: cst.Module) -> str | None:
+    """`k` of a window's test `E % k == 0`."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    if not (isinstance(right, cst.Integer) and right.value == "0" and isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Modulo)):
+        return None
+    return compact_text(module, left.right)
+
+
+def _advances(statement: cst.CSTNode, name: str) -> bool:
+    """`name += 1`, alone on its line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
+            and isinstance(small.target, cst.Name) and small.target.value == name
+            and isinstance(small.value, cst.Integer) and small.value.value == "1")
+
+
+def _only_breaks(block: cst.BaseSuite) -> bool:
+    statements = _statements(block)
+    return (len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine)
+            and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Break))
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    return [cst.SimpleStatementLine(body=list(block.body))]  # `if x: break` on one line
