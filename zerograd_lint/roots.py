@@ -107,7 +107,6 @@ class Analyser:
                         errors.setdefault(module.path, SourceError(module.path, f"internal error: {describe(exc)}"))
         return part
 
-
     def _stands(self, func: cst.FunctionDef) -> bool:
         """Is `func` a per-batch callback by what its own module shows (Ignite's `(engine, batch)`,
         or handed to a framework there)? Called once elsewhere (`update(None, batch)` to try it),

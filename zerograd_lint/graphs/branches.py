@@ -29,7 +29,8 @@ class Branches:
             # a check of the gradients or the loss, as the code spells it (`skip = torch.isnan(loss)`),
             # on the last test of a chain: the branch that skips the step gives up what is pending
             checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(self._spelt(node.test, self.frame.scope))
-            on_true = self._branch(node.test, True, lambda: self.block(node.body), checked)
+            starts = self.window_starts.get(node, [])  # `if i // k >= n: break` (`Loops._truncated`)
+            on_true = self._branch(node.test, True, lambda: self._assumed(starts) or self.block(node.body), checked)
             taken.append(self.preds)
             self.preds = before
             if not isinstance(node.orelse, cst.If):
@@ -48,6 +49,10 @@ class Branches:
         if checked:
             self._excuse_the_skipping_branch(on_true, on_false)
         self.preds = [n for exits in taken for n in exits] + last
+
+    def _assumed(self, facts: list) -> None:
+        for fact, value in facts:
+            self.emit(ASSUME, (fact, value))
 
     def _branch(self, test: cst.BaseExpression, truth: bool, body, checked: bool = False) -> "_Built":
         first = len(self.graph.ops)

@@ -68,6 +68,8 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.grad_mode = True  # False inside `with torch.no_grad():`: no backward there counts
         self.counted: list[Counted] = []  # the enclosing loops that count their iterations from 0
         self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
+        # a loop's `if i // k >= n: break` keeping whole windows only: what its break says (`Loops._truncated`)
+        self.window_starts: dict[cst.If, list[tuple[Fact, bool]]] = {}
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]

@@ -19,7 +19,7 @@ from zerograd_lint.conditions import Fact, FactMaker, advance, compact_text as _
 from zerograd_lint.graphs import elementwise
 from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, NOP
 from zerograd_lint.graphs.statements import LoopJumps, target_names, target_paths
-from zerograd_lint.graphs.whole_windows import window_end
+from zerograd_lint.graphs.whole_windows import truncation, window_end, window_start
 from zerograd_lint.scopes import ELEMENT, dotted_name
 from zerograd_lint.sites import Loop
 
@@ -85,9 +85,11 @@ class Loops:
         if counter is not None:
             self.emit(ASSUME, (FactMaker.first_iteration(counter), True))
         counter = counter or _counter_from_one(node)
+        truncated: list[tuple[Fact, bool]] = []
         if counter is not None:
             from_one = _counter_from_one(node) is not None
             self.counted.append(Counted(self.frame, counter, *self._lengths(node, from_one), from_one))
+            truncated = self._truncated(node, self.counted[-1])
         cycled = _cycled(node)
         if cycled is not None:  # its position in the cycle is 0 on the first iteration
             name, modulus, start = cycled
@@ -106,7 +108,7 @@ class Loops:
             self.counted.pop()
             # leaving normally, the last iteration made its last-iteration tests true (`i + 1 == n`)
             self.emit(ASSUME, (FactMaker.was_last(counter), True))
-        for fact, value in ended:
+        for fact, value in ended + truncated:
             self.emit(ASSUME, (fact, value))
         if node.orelse is not None:
             self.block(node.orelse.body)
@@ -124,6 +126,25 @@ class Loops:
             return []
         held = FactMaker(self.module.cst, None, self._cycle_of if self.cycled else None).facts(test, True)
         return sorted(advance(frozenset(held), frozenset({counter}), lambda fact: True), key=repr)
+
+    def _truncated(self, node: cst.For, counted: Counted) -> list[tuple[Fact, bool]]:
+        """What leaving `node` says, by its break or normally, when it keeps whole windows only
+        (`whole_windows.truncation`, tested on every iteration before anything can skip it): the
+        iteration that ended was the last of a window, so the counter now starts one. The break's
+        branch assumes it too (`window_starts`)."""
+        if counted.from_one or not isinstance(node.body, cst.IndentedBlock):
+            return []
+        for statement in node.body.body:
+            modulus = truncation(statement, counted.counter, counted.lengths, self.frame.scope, self.module.cst)
+            if modulus is not None:
+                facts = FactMaker(self.module.cst).facts(window_start(counted.counter, modulus), True)
+                self.window_starts[statement] = facts
+                return facts
+            if not isinstance(statement, cst.SimpleStatementLine) or any(
+                isinstance(small, (cst.Break, cst.Continue, cst.Return, cst.Raise)) for small in statement.body
+            ):
+                return []
+        return []
 
     def _lengths(self, node: cst.For, from_one: bool) -> tuple[frozenset[str], frozenset[str]]:
         """How many iterations a counted loop runs (`len(loader)` for `enumerate(loader)`, `n` for

@@ -1,5 +1,6 @@
-"""A window loop that can only leave at the end of a window: it counts its windows and breaks
-after the last whole one the data holds (NVIDIA's FastPitch):
+"""Window loops that keep whole windows only, and so leave no tail for a later clear to discard.
+
+One counts its windows and breaks after the last whole one the data holds (NVIDIA's FastPitch):
 
     num_iters = len(loader) // k
     epoch_iter = 1
@@ -11,10 +12,18 @@ after the last whole one the data holds (NVIDIA's FastPitch):
                 break
             epoch_iter += 1
 
-The break comes after window `len(loader) // k`, the last whole one, so the loop never reaches a
-tail shorter than a window: leaving normally, its last iteration ended a window too (it does only
-when the length is a multiple of `k`, the break then coming on that same iteration). No tail is
-left for the next clear to discard.
+It never reaches a tail shorter than a window: leaving normally, its last iteration ended a
+window too (it does only when the length is a multiple of `k`, the break then coming on that
+same iteration). `window_end` finds it.
+
+The other breaks first thing at the first batch past its last whole window (NVIDIA's HiFi-GAN):
+
+    iters_num = len(loader) // k
+    for step, batch in enumerate(loader):
+        if step // k >= iters_num:
+            break
+
+By that break or normally, it leaves just after a window ended. `truncation` finds it.
 """
 
 from __future__ import annotations
@@ -69,7 +78,15 @@ def _count_tested(statement: cst.CSTNode, data: cst.BaseExpression, modulus: str
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
             and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
         return None
-    bound = test.comparisons[0].comparator
+    length = _divided(test.comparisons[0].comparator, modulus, scope, module)
+    if not (isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
+            and len(length.args) == 1 and compact_text(module, length.args[0].value) == compact_text(module, data)):
+        return None
+    return test.left.value
+
+
+def _divided(bound: cst.BaseExpression, modulus: str, scope: Scope, module: cst.Module) -> cst.BaseExpression | None:
+    """`x` of a bound `x // modulus`, written in the test or bound once to the name it tests."""
     if isinstance(bound, cst.Name):
         bindings = scope.bindings.get(bound.value, [])
         if len(bindings) != 1 or bindings[0].value is None or bindings[0].path:
@@ -78,11 +95,7 @@ def _count_tested(statement: cst.CSTNode, data: cst.BaseExpression, modulus: str
     if not (isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, cst.FloorDivide)
             and compact_text(module, bound.right) == modulus):
         return None
-    length = bound.left
-    if not (isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
-            and len(length.args) == 1 and compact_text(module, length.args[0].value) == compact_text(module, data)):
-        return None
-    return test.left.value
+    return bound.left
 
 
 def _modulus(test: cst.BaseExpression, module: cst.Module) -> str | None:
@@ -117,3 +130,34 @@ def _statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
     return [cst.SimpleStatementLine(body=list(block.body))]  # `if x: break` on one line
+
+
+def truncation(statement: cst.CSTNode, counter: str, lengths: frozenset[str], scope: Scope,
+               module: cst.Module) -> cst.BaseExpression | None:
+    """`k` of `if counter // k >= n: break` with `n` = `len(data) // k`, `counter` counting the loop's
+    iterations from 0 and `lengths` spelling its length (`len(loader)`, and the names bound to
+    it): the loop keeps its whole windows only (NVIDIA's HiFi-GAN). The test first holds on the
+    first iteration of the window after the last whole one, which breaks; leaving normally, the
+    loop ran `len(data)` iterations, a multiple of `k` since the test never held. Either way the
+    iteration that ended was the last of a window."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None and _only_breaks(statement.body)):
+        return None
+    test = statement.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.GreaterThanEqual)):
+        return None
+    windows = test.left
+    if not (isinstance(windows, cst.BinaryOperation) and isinstance(windows.operator, cst.FloorDivide)
+            and isinstance(windows.left, cst.Name) and windows.left.value == counter):
+        return None
+    length = _divided(test.comparisons[0].comparator, compact_text(module, windows.right), scope, module)
+    return windows.right if length is not None and compact_text(module, length) in lengths else None
+
+
+def window_start(counter: str, modulus: cst.BaseExpression) -> cst.BaseExpression:
+    """The test `counter % modulus == 0`, for the facts it makes."""
+    return cst.Comparison(
+        left=cst.BinaryOperation(left=cst.Name(counter), operator=cst.Modulo(), right=modulus),
+        comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.Integer("0"))],
+    )
+
