@@ -65,6 +65,11 @@ class Aliases:
             if f.scope is scope:
                 return f
             f = f.parent
+        return self.bare_frame(scope)
+
+    def bare_frame(self, scope: Scope) -> Frame:
+        """The frame of `scope` run by no caller the analysis knows (one per scope: what its names
+        resolve to is memoised by frame)."""
         if scope not in self._bare:
             self._bare[scope] = Frame(scope, cls=scope.enclosing_class())
         return self._bare[scope]

@@ -83,7 +83,7 @@ class Classes:
             return None
         found = None
         for call, caller in self._calls_in(function.module).get(function.name, []):
-            frame = self.frame_for(caller, Frame(caller, cls=caller.enclosing_class()))
+            frame = self.bare_frame(caller)
             called = self.function(function.name, frame)
             if called is None or called[1] is not function.node:
                 continue  # another function of that name

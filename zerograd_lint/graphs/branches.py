@@ -30,7 +30,7 @@ class Branches:
             # on the last test of a chain: the branch that skips the step gives up what is pending
             checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(self._spelt(node.test, self.frame.scope))
             starts = self.window_starts.get(node, [])  # `if i // k >= n: break` (`Loops._truncated`)
-            on_true = self._branch(node.test, True, lambda: self._assumed(starts) or self.block(node.body), checked)
+            on_true = self._branch(node.test, True, lambda: self._block_assuming(starts, node.body), checked)
             taken.append(self.preds)
             self.preds = before
             if not isinstance(node.orelse, cst.If):
@@ -50,9 +50,10 @@ class Branches:
             self._excuse_the_skipping_branch(on_true, on_false)
         self.preds = [n for exits in taken for n in exits] + last
 
-    def _assumed(self, facts: list) -> None:
+    def _block_assuming(self, facts: list, body: cst.BaseSuite) -> None:
         for fact, value in facts:
             self.emit(ASSUME, (fact, value))
+        self.block(body)
 
     def _branch(self, test: cst.BaseExpression, truth: bool, body, checked: bool = False) -> "_Built":
         first = len(self.graph.ops)

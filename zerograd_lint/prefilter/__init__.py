@@ -73,10 +73,7 @@ def _callers(files: dict[str, Index], importers: dict[str, list[str]], sources: 
         if path in known:
             continue
         file = files[path]
-        names_optimizer = "optim" in file.text
-        if not names_optimizer and not script(path, file.text):
-            continue
-        steps = training if names_optimizer else stepping
+        steps = training if "optim" in file.text else stepping  # else a script (`scan`)
         for module, names in file.imports:
             if module not in stems and module not in reexported:
                 continue  # what it uses from there is not looked for (a regex over its text)
