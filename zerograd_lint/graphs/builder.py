@@ -30,7 +30,7 @@ from zerograd_lint.graphs.inlining import Inlining
 from zerograd_lint.graphs.loops import Counted, Cycled, Loops
 from zerograd_lint.graphs.nodes import EVENT, NOP, EventNode, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps, JumpTarget, Statements, target_paths
-from zerograd_lint.graphs.try_and_with import TryAndWith
+from zerograd_lint.graphs.try_and_with import TryAndWith, decorated_grad_mode
 from zerograd_lint.positions import code_for
 from zerograd_lint.scopes import ELEMENT
 from zerograd_lint.sites import Site
@@ -65,7 +65,8 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.gate: Fact | None = None  # inside `with accelerator.accumulate(...)`
         self.synced: Fact | None = None  # the last such block's fact, still in force after it
         self.handlers = 0
-        self.grad_mode = True  # False inside `with torch.no_grad():`: no backward there counts
+        # False inside `with torch.no_grad():` or a function decorated so: no backward there counts
+        self.grad_mode = decorated_grad_mode(frame.scope.node, True)
         self.counted: list[Counted] = []  # the enclosing loops that count their iterations from 0
         self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
         # a loop's `if i // k >= n: break` keeping whole windows only: what its break says (`Loops._truncated`)

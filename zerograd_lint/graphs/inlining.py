@@ -16,6 +16,7 @@ from zerograd_lint import events as ev
 from zerograd_lint.bindings import Frame
 from zerograd_lint.graphs.nodes import BACK, ENTER, EVENT, NOP, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps
+from zerograd_lint.graphs.try_and_with import decorated_grad_mode
 
 MAX_INLINE_DEPTH = 8
 
@@ -35,10 +36,15 @@ class Inlining:
             parent = Frame(made.scope, made.subst, None, made.cls, arguments=made.arguments, caller=self.frame)
         frame = Frame(action.scope, action.subst, parent, action.cls, arguments=action.arguments, caller=self.frame)
         counted = tuple((id(c.frame), c.counter) for c in self.counted)  # last-iteration tests read them
-        key = (action.func, _context(frame), self.gate, self.handlers > 0, self.grad_mode, counted)
+        grad_mode = decorated_grad_mode(action.func, self.grad_mode)  # `@torch.no_grad() def evaluate(...)`
+        key = (action.func, _context(frame), self.gate, self.handlers > 0, grad_mode, counted)
         fragment = self.fragments.get(key)
         if fragment is None:
-            fragment = self.fragments[key] = self._fragment(action.func, frame)
+            saved_mode, self.grad_mode = self.grad_mode, grad_mode
+            try:
+                fragment = self.fragments[key] = self._fragment(action.func, frame)
+            finally:
+                self.grad_mode = saved_mode
         self.inlined |= fragment.inlined | {action.func}
         self._splice(fragment)
 

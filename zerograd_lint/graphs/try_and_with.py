@@ -94,6 +94,17 @@ def _ends_an_iterator(handler: cst.ExceptHandler) -> bool:
     return isinstance(handler.type, (cst.Name, cst.Attribute)) and (dotted_name(handler.type) or "").endswith("StopIteration")
 
 
+def decorated_grad_mode(func: cst.CSTNode, mode: bool) -> bool:
+    """Grad mode inside a function decorated as `with` would set it (`@torch.no_grad()`,
+    `@torch.inference_mode()`, `@torch.no_grad` without parentheses, `@torch.enable_grad()`)."""
+    for decorator in getattr(func, "decorators", ()):
+        item = decorator.decorator
+        if isinstance(item, (cst.Name, cst.Attribute)):  # `@torch.no_grad`: the same as called bare
+            item = cst.Call(func=item)
+        mode = _grad_mode(item, mode)
+    return mode
+
+
 def _grad_mode(item: cst.BaseExpression, mode: bool) -> bool:
     """Grad mode inside `with item:`: off under `torch.no_grad()`, `torch.inference_mode()` (not
     `inference_mode(False)`), back on under `torch.enable_grad()`."""
