@@ -113,8 +113,12 @@ class Analyser:
         it is still a loop body: its own analysis stands beside the caller's. A name handed over
         in another module says less: a `Stepper.update` is not the `update` given to an `Engine`."""
         scope = self.resolver.scope_of(func)
-        parameters = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        return ignite.takes_an_engine(parameters) or func.name.value in self.plan.surveys[scope.module.path].callbacks
+        return ignite.takes_an_engine(_positional(func)) or func.name.value in self.plan.surveys[scope.module.path].callbacks
+
+
+def _positional(func: cst.FunctionDef) -> list[str]:
+    """The names of the parameters that can be passed by position."""
+    return [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
 
 
 def _where(func: cst.FunctionDef, resolver: Resolver) -> tuple[str, int]:
@@ -171,10 +175,8 @@ def _is_callback(scope: Scope, resolver: Resolver, callbacks: _Callbacks) -> boo
     if cls is not None and scope.name == lightning.PER_BATCH:
         return lightning.manual_training_step(scope, resolver.class_chain(cls))
     parent = scope.parent
-    if isinstance(scope.node, cst.FunctionDef):
-        parameters = scope.node.params
-        if ignite.takes_an_engine([p.name.value for p in (*parameters.posonly_params, *parameters.params)]):
-            return True
+    if isinstance(scope.node, cst.FunctionDef) and ignite.takes_an_engine(_positional(scope.node)):
+        return True
     return scope.name in callbacks.named or (
         parent is not None and parent.kind == "function" and parent.name in callbacks.factories
     )

@@ -37,10 +37,10 @@ CALLS: dict[str, str] = {
     "_foreach_zero_": CLEARS,  # torch._foreach_zero_(grads)
     mmengine.UPDATE_METHOD: UPDATES,  # mmengine's optim_wrapper.update_params(loss)
 }
-GRADIENT = "grad"  # the attribute: `p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`
-# ... and its private spelling, which skips the setter's checks: A3C code hands a worker's gradients
-# to the shared model with `shared_param._grad = param.grad`
-GRADIENTS = frozenset({GRADIENT, "_grad"})
+# The attribute (`p.grad = None`, `p.grad.zero_()`, `w -= lr * w.grad`), and its private spelling,
+# which skips the setter's checks: A3C code hands a worker's gradients to the shared model with
+# `shared_param._grad = param.grad`
+GRADIENTS = frozenset({"grad", "_grad"})
 # Calls that step (or clear) the optimizer they are given, whatever their receiver.
 STEPS_WHAT_IT_IS_GIVEN = frozenset({"optimizer_step"})
 

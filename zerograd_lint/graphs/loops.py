@@ -9,6 +9,7 @@ A `for` loop is taken to run at least once (see `builder.py`).
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import NamedTuple
 
 import libcst as cst
@@ -255,31 +256,28 @@ class Loops:
         """Emit the events of a collection loop's body (`_collection_loop`) once, in source order,
         ignoring the branches that choose elements; those of a test that does not read the
         element (`elementwise.branches`) are branches of the training, built as any `if` is."""
-        at = 0
-        while at < len(body_actions):
-            actions, node, frame = body_actions[at]
-            arms = branches.get(node, ())
-            if len(arms) <= depth:
-                self.frames.append(frame)
-                try:
-                    self.actions(actions, node)
-                finally:
-                    self.frames.pop()
-                at += 1
+        def branch_at(done) -> cst.If | None:  # the `if` at this depth around an action, if any
+            arms = branches.get(done[1], ())
+            return arms[depth][0] if len(arms) > depth else None
+
+        for _, run in groupby(body_actions, key=lambda done: id(branch_at(done))):
+            run = list(run)
+            branch = branch_at(run[0])
+            if branch is None:
+                for actions, node, frame in run:
+                    self.frames.append(frame)
+                    try:
+                        self.actions(actions, node)
+                    finally:
+                        self.frames.pop()
                 continue
-            branch = arms[depth][0]
-            end = at
-            while end < len(body_actions) and len(branches.get(body_actions[end][1], ())) > depth \
-                    and branches[body_actions[end][1]][depth][0] is branch:
-                end += 1
             before, exits = self.preds, []
             for arm in (0, 1):  # its body, then what follows `else` (an `elif` in turn)
                 self.preds = before
-                part = [done for done in body_actions[at:end] if branches[done[1]][depth][1] == arm]
+                part = [done for done in run if branches[done[1]][depth][1] == arm]
                 self._branch(branch.test, arm == 0, lambda: self.flat(part, branches, depth + 1))
                 exits += self.preds
             self.preds = exits
-            at = end
 
 
 def _counter_from_zero(node: cst.For) -> str | None:

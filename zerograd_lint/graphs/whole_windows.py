@@ -31,7 +31,7 @@ from __future__ import annotations
 import libcst as cst
 
 from zerograd_lint import walk
-from zerograd_lint.conditions import compact_text
+from zerograd_lint.conditions import FactMaker, compact_text
 from zerograd_lint.scopes import Scope
 
 
@@ -99,15 +99,10 @@ def _divided(bound: cst.BaseExpression, modulus: str, scope: Scope, module: cst.
 
 
 def _modulus(test: cst.BaseExpression, module: cst.Module) -> str | None:
-    """`k` of a window's test `E % k == 0`."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)):
-        return None
-    left, right = test.left, test.comparisons[0].comparator
-    if not (isinstance(right, cst.Integer) and right.value == "0" and isinstance(left, cst.BinaryOperation)
-            and isinstance(left.operator, cst.Modulo)):
-        return None
-    return compact_text(module, left.right)
+    """`k` of a window's test (`E % k == 0`, `(i + 1) % k == 0`), as the facts spell it: the block
+    it guards runs at one place in each window."""
+    held = FactMaker(module).facts(test, True)
+    return next((fact.key[2] for fact, value in held if fact.key[0] == "mod" and value), None)
 
 
 def _advances(statement: cst.CSTNode, name: str) -> bool:
@@ -121,15 +116,18 @@ def _advances(statement: cst.CSTNode, name: str) -> bool:
 
 
 def _only_breaks(block: cst.BaseSuite) -> bool:
-    statements = _statements(block)
-    return (len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine)
-            and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Break))
+    """`break`, alone, on its own line or after the colon (`if x: break`)."""
+    body = block.body
+    if isinstance(block, cst.IndentedBlock):
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+            return False
+        body = body[0].body
+    return len(body) == 1 and isinstance(body[0], cst.Break)
 
 
 def _statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
-    if isinstance(block, cst.IndentedBlock):
-        return list(block.body)
-    return [cst.SimpleStatementLine(body=list(block.body))]  # `if x: break` on one line
+    """The statements of an indented block (one on the colon's line holds no `if`)."""
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else []
 
 
 def truncation(statement: cst.CSTNode, counter: str, lengths: frozenset[str], scope: Scope,
