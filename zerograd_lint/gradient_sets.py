@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import Key, Resolver, related
+from zerograd_lint.bindings import Key, Resolver, covers, related
 from zerograd_lint.graphs.nodes import EVENT, Graph
 
 
@@ -84,7 +84,7 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             into = tuple(dict.fromkeys(reached + unknown)) if reached else None
             resolved[node] = Resolved(ev.ACC, into=into)
         elif event.op == ev.CLEAR:
-            strong = sharing(tuple(s for s in sets if any(related(k, s) and len(k) <= len(s) for k in event.keys)))
+            strong = sharing(tuple(s for s in sets if any(covers(k, s) for k in event.keys)))
             resolved[node] = Resolved(ev.CLEAR, strong=strong)
         elif event.op == ev.OVERWRITE:  # the old gradients go, fresh ones take their place
             resolved[node] = Resolved(ev.ACC, strong=tuple(linked(event.keys) or unknown))

@@ -14,7 +14,7 @@ The rest of the code imports from here.
 
 from __future__ import annotations
 
-from zerograd_lint.bindings.keys import Frame, Key, is_prefix, last_name, own_key, param_root, related, self_key
+from zerograd_lint.bindings.keys import EACH, Frame, Key, covers, is_prefix, last_name, own_key, param_root, related, self_key
 from zerograd_lint.bindings.kinds import PREPARE_METHODS, Info
 from zerograd_lint.bindings.links import WRAPPERS
 from zerograd_lint.bindings.names import STARRED, bind_arguments, returns
@@ -22,7 +22,7 @@ from zerograd_lint.bindings.resolver import Resolver
 from zerograd_lint.vocabulary import ACCELERATOR, ENGINE, ENV, OPTIMIZER, OTHER, SCALER, SCHEDULER, UNKNOWN
 
 __all__ = [
-    "ACCELERATOR", "ENGINE", "ENV", "OPTIMIZER", "OTHER", "PREPARE_METHODS", "SCALER", "SCHEDULER", "STARRED",
-    "UNKNOWN", "WRAPPERS", "Frame", "Info", "Key", "Resolver", "bind_arguments", "is_prefix", "last_name", "own_key",
+    "ACCELERATOR", "EACH", "ENGINE", "ENV", "OPTIMIZER", "OTHER", "PREPARE_METHODS", "SCALER", "SCHEDULER", "STARRED",
+    "UNKNOWN", "WRAPPERS", "Frame", "Info", "Key", "Resolver", "bind_arguments", "covers", "is_prefix", "last_name", "own_key",
     "param_root", "related", "returns", "self_key",
 ]

@@ -50,6 +50,8 @@ class Aliases:
                 value = expr.slice[0].slice.value
                 if isinstance(value, cst.Integer):
                     index = f"[{value.value}]"
+                elif isinstance(value, cst.SimpleString):  # `opts["g"]` and `opts['d']`: two objects
+                    index = f"[{value.evaluated_value!r}]"
             return [k + (index,) for k in self.keys(expr.value, frame, depth + 1)]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
@@ -135,6 +137,8 @@ class Aliases:
                     return self.value_keys(args[0], (ELEMENT,) + rest[1:], frame, depth + 1)
                 if callee == "zip" and rest and isinstance(rest[0], int) and rest[0] < len(args):
                     return self.value_keys(args[rest[0]], (ELEMENT,) + rest[1:], frame, depth + 1)
+                if callee.endswith(".values") and not args and isinstance(value.func, cst.Attribute):
+                    return [_append_path(k + ("[*]",), rest) for k in self.keys(value.func.value, frame, depth + 1)]
                 if callee.endswith(("named_parameters", "named_modules", "items")) and rest[:1] == (1,):
                     base = self.keys(value, frame, depth + 1) or (
                         [k + ("parameters()",) for k in self.keys(value.func.value, frame, depth + 1)]

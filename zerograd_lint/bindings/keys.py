@@ -2,7 +2,8 @@
 
 A *key* names one object for the analysis: `("optimizer",)` for a module global,
 `("train:opt",)` for a local of `train`, `("Trainer.self", "optimizer")` for an attribute of
-`self` in class `Trainer`, with `"[*]"` for "an element of". Aliases (`o = self.optimizer`,
+`self` in class `Trainer`, with `"[0]"` and `"['g']"` for the elements a literal index names
+(`opts[0]`, `opts["g"]`) and `"[*]"` for "an element of" (any other index, a loop's target). Aliases (`o = self.optimizer`,
 `for opt in optimizers`, a parameter bound at an inlined call) resolve to the key of what they
 alias (`aliases.py`), so two spellings of one optimizer meet in one gradient set.
 """
@@ -16,6 +17,7 @@ import libcst as cst
 from zerograd_lint.scopes import Scope
 
 Key = tuple[str, ...]
+EACH = "[each]"  # every element: what a loop over a collection reaches in each iteration (`covers`)
 
 
 @dataclass(eq=False)
@@ -50,6 +52,12 @@ def last_name(key: Key) -> str:
 
 def is_prefix(a: Key, b: Key) -> bool:
     return len(a) <= len(b) and b[: len(a)] == a
+
+
+def covers(a: Key, b: Key) -> bool:
+    """Clearing `a` clears `b`: `b` is `a` or a part of it, where an `EACH` element of `a` is any
+    element (`opts[EACH]` covers `opts[0]` and `opts['g']`)."""
+    return len(a) <= len(b) and all(x == y or x == EACH and y.startswith("[") for x, y in zip(a, b))
 
 
 def related(a: Key, b: Key) -> bool:

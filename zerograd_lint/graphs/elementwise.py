@@ -10,12 +10,14 @@ any `if`'s are (`branches`, `Loops.flat`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from zerograd_lint import events as ev
 from zerograd_lint import walk
+from zerograd_lint.bindings.keys import EACH
 from zerograd_lint.vocabulary import GRADIENTS
 
 if TYPE_CHECKING:
@@ -158,6 +160,18 @@ def applies_to_each(actions: Actions, targets: frozenset[str]) -> bool:
                     return False
                 touched = True
     return touched
+
+
+def each(actions: Actions) -> Actions:
+    """The clears of a loop over a collection reach every element: `for opt in opts.values():
+    opt.zero_grad()` clears `opts["g"]` and `opts["d"]` (an `EACH` element `covers` any)."""
+    def every(action: ev.Action) -> ev.Action:
+        if not isinstance(action, ev.Event) or action.op != ev.CLEAR:
+            return action
+        keys = tuple(tuple(EACH if part == "[*]" else part for part in key) for key in action.keys)
+        return replace(action, keys=keys)
+
+    return [([every(action) for action in found], node, frame) for found, node, frame in actions]
 
 
 def _mentions(node: cst.CSTNode, names: frozenset[str]) -> bool:

@@ -250,7 +250,7 @@ class Loops:
         if not names:
             return None
         actions = elementwise.body_actions(self, node.body, names)
-        return actions if elementwise.applies_to_each(actions, names) else None
+        return elementwise.each(actions) if elementwise.applies_to_each(actions, names) else None
 
     def flat(self, body_actions: elementwise.Actions, branches: elementwise.Branches, depth: int = 0) -> None:
         """Emit the events of a collection loop's body (`_collection_loop`) once, in source order,
