@@ -130,6 +130,24 @@ def test_a_suppressed_finding_names_its_marker_in_json() -> None:
     assert verdict["marker"] == {"text": "# noqa: ZG001", "path": "suppression/noqa_code.py", "line": 9, "column": 20}
 
 
+def test_a_function_given_up_on_is_listed_as_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the analysis's budget of states, a function is not checked, and `--show-loops` says
+    so at its `def` (the sampler fixture's loop, checked within the real budget, is not here)."""
+    from zerograd_lint import flow
+
+    path = "ZG001/sampler_inlined_in_the_loop_does_not_hide_it.py"
+    assert run("--show-loops", path).stdout.splitlines() == [f"{path}:53:9: for  optimizer: ZG001"]
+    monkeypatch.setattr(flow, "MAX_STATES_PER_NODE", 1)
+    result = run("--show-loops", "--no-cache", path)
+    assert result.stdout.splitlines() == [
+        f"{path}:48:1: def main  not checked: too many paths to follow; the functions it calls are checked on "
+        "their own",
+    ]
+    (loop,) = json.loads(run("--show-loops", "--no-cache", "--output-format", "json", path).stdout)
+    assert (loop["keyword"], loop["function"], loop["line"]) == ("def", "main", 48)
+    assert [(s["set"], s["verdict"]) for s in loop["sets"]] == [(None, "not-checked")]
+
+
 def test_a_callback_names_its_function_in_json() -> None:
     callback = "frameworks/ignite/quiet/ignite_accumulation_window.py"
     (loop,) = json.loads(run("--show-loops", "--output-format", "json", callback).stdout)

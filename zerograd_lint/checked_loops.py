@@ -37,6 +37,9 @@ NEVER_STALE = "never-stale"  # no path repeats its step on gradients it applied 
 MAY_BE_CLEARED = "may-be-cleared"  # only a call the analysis cannot see into, which may clear
 # A loop with a backward and no step of any set (gradient inspection, an inner accumulation loop):
 NO_STEP = "no-step"
+# A function the analysis gave up on (its loops unchecked, its callees checked on their own); the
+# verdict's message says why:
+NOT_CHECKED = "not-checked"
 
 # The role of a call in a verdict: what it does for the set.
 CLEAR = "clear"  # clears it for certain
@@ -230,6 +233,8 @@ def describe(verdict: Verdict, here: str) -> str:
         return calls_text([site for role, site in verdict.calls if role in roles], here)
 
     kind = verdict.kind
+    if kind == NOT_CHECKED:
+        return verdict.message
     marker = calls_text([verdict.marker], here) if verdict.marker is not None else ""
     if kind in _SAID:
         return _SAID[kind].format(code=verdict.code, marker=marker)
@@ -255,6 +260,6 @@ def verdicts_text(loop: CheckedLoop) -> str:
     """The loop's verdicts, a set at a time: `opt_d: ok, cleared by netD.zero_grad() (line 41); opt_g: ZG001`."""
     by_subject: dict[str, list[str]] = {}
     for verdict in loop.verdicts:
-        name = verdict.subject if verdict.kind != NO_STEP else "no step in this loop"
+        name = {NO_STEP: "no step in this loop", NOT_CHECKED: "not checked"}.get(verdict.kind, verdict.subject)
         by_subject.setdefault(name, []).append(describe(verdict, loop.path))
     return "; ".join(f"{name}: {' and '.join(said)}" for name, said in by_subject.items())

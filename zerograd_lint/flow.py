@@ -104,6 +104,11 @@ class _Machine:
             if op == ASSUME and graph.args[n][0].key[0] == "unit" and graph.args[n][0].key in self.correlated
         }
         self.succ = self._past_idle_nodes()
+        # the loops around an event that does something: a finding is placed at one of those the
+        # gradients went around (`rules.raw.anchor`). Going around another loop (a sampler's loop
+        # over its prompts, inlined in the training loop) is not recorded: it would only make
+        # states differ, twice as many for each such loop
+        self.around_events = frozenset(loop for node in resolved for loop in graph.loops_of[node])
 
     def _past_idle_nodes(self) -> list[list[int]]:
         """Each node's successors, with the nodes that leave every state as it is skipped: an
@@ -189,12 +194,13 @@ class _Machine:
             return [(tuple(sorted({**dict(sets_t), **excused}.items())), facts)]
         if op == BACK:
             loop = self.graph.loops[self.graph.args[node]]
-            crossed = {}
-            for key, value in sets_t:
-                crossed[key] = SetState(
-                    _cross(value.fresh, loop.id), _cross(value.stale, loop.id),
-                    value.discarded._replace(crossed=value.discarded.crossed | {loop.id}) if value.discarded else None,
-                )
+            crossed = dict(sets_t)
+            if loop.id in self.around_events:
+                for key, value in sets_t:
+                    crossed[key] = SetState(
+                        _cross(value.fresh, loop.id), _cross(value.stale, loop.id),
+                        value.discarded._replace(crossed=value.discarded.crossed | {loop.id}) if value.discarded else None,
+                    )
             # Accelerate's sync state holds until the next `accumulate()` block (which forgets it):
             # an inner loop's back edge (a check over parameters after the block) keeps it
             new_facts = advance(facts, loop.counters, lambda f: not f.stable and not _is_gate(f) or bool(f.names & loop.counters))

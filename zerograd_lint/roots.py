@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from zerograd_lint import rules, verdicts
+from zerograd_lint import checked_loops, rules, verdicts
 from zerograd_lint.bindings import Frame, Resolver
 from zerograd_lint.classifier import Classifier
 from zerograd_lint.findings import TOO_DEEP, TOO_LARGE, SourceError, describe
@@ -95,8 +95,9 @@ class Analyser:
                         if self.loops:
                             part.loops.append(((module.path, line), verdicts.checked(analysed, raws, resolver)))
                         part.inlined |= {_where(func, resolver) for func in builder.inlined if not self._stands(func)}
-                    except (TooComplex, GaveUp):
-                        continue  # its callees keep their own findings
+                    except (TooComplex, GaveUp) as exc:  # its callees keep their own findings
+                        if self.loops:
+                            part.loops.append(((module.path, line), [_not_checked(module, node, scope, exc)]))
                     except TooDeep as exc:  # this module or one it calls into: that file's loss alone
                         errors.setdefault(exc.path, SourceError(exc.path, TOO_DEEP))
                     except RecursionError:
@@ -114,6 +115,17 @@ class Analyser:
         in another module says less: a `Stepper.update` is not the `update` given to an `Engine`."""
         scope = self.resolver.scope_of(func)
         return ignite.takes_an_engine(_positional(func)) or func.name.value in self.plan.surveys[scope.module.path].callbacks
+
+
+def _not_checked(module, node: cst.CSTNode, scope: Scope, gave_up: Exception) -> checked_loops.CheckedLoop:
+    """What `--show-loops` says of a root given up on: its `def` (line 1 for a module's body), and
+    why its loops were not checked."""
+    why = "too large to analyse" if isinstance(gave_up, TooComplex) else "too many paths to follow"
+    verdict = checked_loops.Verdict(checked_loops.NOT_CHECKED, message=f"{why}; the functions it calls are checked on their own")
+    if scope.kind != "function":
+        return checked_loops.CheckedLoop(module.path, 1, 1, "module", "", (verdict,))
+    line, column = module.start(node)
+    return checked_loops.CheckedLoop(module.path, line, column + 1, "def", node.name.value, (verdict,))
 
 
 def _positional(func: cst.FunctionDef) -> list[str]:

@@ -90,7 +90,7 @@ class Branches:
         """A branch (its facts assumed from `first`, its code built from `start`) that runs no
         event and falls through (logging, metrics) makes its facts idle: not worth tracking."""
         graph = self.graph
-        acts = any(op == EVENT and graph.args[n].event.op in _ACTS for n, op in enumerate(graph.ops[start:], start))
+        acts = any(op == EVENT and graph.args[n].event.op in ACTS for n, op in enumerate(graph.ops[start:], start))
         if falls_through and not acts:
             graph.idle.update(n for n in range(first, start) if graph.ops[n] == ASSUME)
 
@@ -111,7 +111,7 @@ class Branches:
 
 
 # Events whose being run or not is worth a correlated condition (not renames, not unknown calls).
-_ACTS = frozenset({ev.ACC, ev.STEP, ev.STEP_CLEAR, ev.UPDATE, ev.CLEAR, ev.CLEAR_MODELS, ev.OVERWRITE})
+ACTS = frozenset({ev.ACC, ev.STEP, ev.STEP_CLEAR, ev.UPDATE, ev.CLEAR, ev.CLEAR_MODELS, ev.OVERWRITE})
 
 
 class _Built(NamedTuple):

@@ -14,7 +14,8 @@ import libcst as cst
 
 from zerograd_lint import events as ev
 from zerograd_lint.bindings import Frame
-from zerograd_lint.graphs.nodes import BACK, ENTER, EVENT, NOP, Fragment, Graph
+from zerograd_lint.graphs.branches import ACTS
+from zerograd_lint.graphs.nodes import ASSUME, BACK, ENTER, EVENT, NOP, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps
 from zerograd_lint.graphs.try_and_with import decorated_grad_mode
 
@@ -82,6 +83,11 @@ class Inlining:
             graph.add(op, arg, self.loops + tuple(loops[l] for l in source.loops_of[i]), source.sites[i])
             graph.succ[base + i] = [base + j for j in source.succ[i]]
         graph.idle.update(base + i for i in source.idle)
+        if not any(op == EVENT and source.args[i].event.op in ACTS for i, op in enumerate(source.ops)):
+            # a function that does nothing to gradients (sampling, logging): what it tests is not worth
+            # tracking, however it returns (a training script's sampler, inlined three times, tested
+            # enough counters to make the states of its caller's loop too many to follow)
+            graph.idle.update(base + i for i, op in enumerate(source.ops) if op == ASSUME)
         for p in self.preds:
             graph.succ[p].append(base)
         self.preds = [base + e for e in fragment.exits]

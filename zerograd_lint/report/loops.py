@@ -3,6 +3,7 @@
     train.py:12:5: for  optimizer: ok, cleared by optimizer.zero_grad() (line 14)
     gan.py:40:9: for  opt_d: ok, cleared by netD.zero_grad() (line 41); opt_g: ZG001
     trainer.py:120:5: def training_step  engine: ok, stepped and cleared by engine.step() (line 130)
+    train.py:48:1: def main  not checked: too many paths to follow; the functions it calls are checked on their own
 
 The position is the keyword's, as a finding's would be; each gradient set (named as the code names
 it) says its finding or what makes it quiet (`zerograd_lint.checked_loops`). As `json`, a list of
@@ -57,7 +58,8 @@ def as_dict(loop: CheckedLoop) -> dict[str, Any]:
 
 
 def _verdict(verdict: Verdict, here: str) -> dict[str, Any]:
-    """`set` is the code naming the gradient set (null for a loop with a backward and no step);
+    """`set` is the code naming the gradient set (null for a loop with a backward and no step, and
+    for a function not checked);
     `verdict` one of the kinds of `checked_loops`; `text` what the line says of it."""
     return {
         "set": verdict.subject or None,
