@@ -3,9 +3,10 @@
 A *key* names one object for the analysis: `("optimizer",)` for a module global,
 `("train:opt",)` for a local of `train`, `("Trainer.self", "optimizer")` for an attribute of
 `self` in class `Trainer`, with `"[0]"` and `"['g']"` for the elements a literal index names
-(`opts[0]`, `opts["g"]`) and `"[*]"` for "an element of" (any other index, a loop's target). Aliases (`o = self.optimizer`,
-`for opt in optimizers`, a parameter bound at an inlined call) resolve to the key of what they
-alias (`aliases.py`), so two spellings of one optimizer meet in one gradient set.
+(`opts[0]`, `opts["g"]`) and `"[*]"` for "an element of" (any other index, a loop's target).
+Aliases (`o = self.optimizer`, `for opt in optimizers`, a parameter bound at an inlined call)
+resolve to the key of what they alias (`aliases.py`), so two spellings of one optimizer meet in
+one gradient set.
 """
 
 from __future__ import annotations

@@ -28,11 +28,11 @@ from zerograd_lint.graphs.assumptions import Assumptions
 from zerograd_lint.graphs.branches import Branches
 from zerograd_lint.graphs.inlining import Inlining
 from zerograd_lint.graphs.loops import Counted, Cycled, Loops
-from zerograd_lint.graphs.nodes import EVENT, NOP, EventNode, Fragment, Graph
+from zerograd_lint.graphs.nodes import ASSUME, EVENT, KILL, NOP, EventNode, Fragment, Graph
 from zerograd_lint.graphs.statements import FunctionJumps, JumpTarget, Statements, target_paths
 from zerograd_lint.graphs.try_and_with import TryAndWith, decorated_grad_mode
 from zerograd_lint.positions import code_for
-from zerograd_lint.scopes import ELEMENT
+from zerograd_lint.scopes import ELEMENT, Scope
 from zerograd_lint.sites import Site
 
 
@@ -71,6 +71,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
         # a loop's `if i // k >= n: break` keeping whole windows only: what its break says (`Loops._truncated`)
         self.window_starts: dict[cst.If, list[tuple[Fact, bool]]] = {}
+        self._variables: dict[tuple, frozenset[str]] = {}  # an inlined function's own, by its scope and callers
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]
@@ -105,11 +106,26 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
     # ---------------------------------------------------------------- nodes
 
     def emit(self, op: str, arg: object = None, site: Site | None = None) -> int:
+        scope = self.frame.scope
+        if op in (KILL, ASSUME) and scope is not self.frames[0].scope:
+            arg = _own_names(op, arg, scope.qualname, self._shadowing(scope))
         node = self.graph.add(op, arg, self.loops, site)
         for p in self.preds:
             self.graph.succ[p].append(node)
         self.preds = [node]
         return node
+
+    def _shadowing(self, scope: Scope) -> frozenset[str]:
+        """The variables an inlined function assigns (not its parameters, not a loop's targets:
+        its counters keep their names) that a caller's function binds too."""
+        callers = tuple(dict.fromkeys(frame.scope for frame in self.frames[:-1] if frame.scope is not scope))
+        if (scope, callers) not in self._variables:
+            bound_there = {name for caller in callers for name in caller.bindings}
+            self._variables[scope, callers] = frozenset(
+                name for name, bound in scope.bindings.items()
+                if name in bound_there and not any(b.is_param or b.path[:1] == (ELEMENT,) for b in bound)
+            )
+        return self._variables[scope, callers]
 
     def site(self, node: cst.CSTNode) -> Site:
         if node not in self._sites:
@@ -170,6 +186,21 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         if event.subject is not None:
             site = site.about(partial(code_for, self.module.cst, event.subject))
         self.emit(EVENT, EventNode(event, gate, self.handlers > 0), site)
+
+
+def _own_names(op: str, arg, qualname: str, own: frozenset[str]):
+    """In an inlined function, the names of its own variables (`own`) as a condition reads them or
+    an assignment rebinds them, told from the caller's: `use_amp = ...` in the callee leaves the
+    caller's `if use_amp:` standing (a trainer's closure rebinding a name its caller tests made the
+    caller's branches mix). Its parameters are shared by name: a test of `step % k` in a helper is
+    the caller's when the caller passes its own `step` and `k`."""
+    def renamed(name: str) -> str:
+        return f"{qualname}:{name}" if name.split(".", 1)[0] in own else name
+
+    if op == KILL:
+        return frozenset(map(renamed, arg))
+    fact, truth = arg
+    return fact._replace(names=frozenset(map(renamed, fact.names))), truth
 
 
 def _shown(module: cst.Module, node: cst.CSTNode) -> str:
