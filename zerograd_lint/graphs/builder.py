@@ -71,7 +71,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
         # a loop's `if i // k >= n: break` keeping whole windows only: what its break says (`Loops._truncated`)
         self.window_starts: dict[cst.If, list[tuple[Fact, bool]]] = {}
-        self._variables: dict[tuple, frozenset[str]] = {}  # an inlined function's own, by its scope and callers
+        self._shadowed: dict[tuple, frozenset[str]] = {}  # what an inlined function shadows, by its scope and callers (`_shadowing`)
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]
@@ -119,13 +119,13 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         """The variables an inlined function assigns (not its parameters, not a loop's targets:
         its counters keep their names) that a caller's function binds too."""
         callers = tuple(dict.fromkeys(frame.scope for frame in self.frames[:-1] if frame.scope is not scope))
-        if (scope, callers) not in self._variables:
+        if (scope, callers) not in self._shadowed:
             bound_there = {name for caller in callers for name in caller.bindings}
-            self._variables[scope, callers] = frozenset(
+            self._shadowed[scope, callers] = frozenset(
                 name for name, bound in scope.bindings.items()
                 if name in bound_there and not any(b.is_param or b.path[:1] == (ELEMENT,) for b in bound)
             )
-        return self._variables[scope, callers]
+        return self._shadowed[scope, callers]
 
     def site(self, node: cst.CSTNode) -> Site:
         if node not in self._sites:
