@@ -146,6 +146,11 @@ def test_a_function_given_up_on_is_listed_as_not_checked(monkeypatch: pytest.Mon
     (loop,) = json.loads(run("--show-loops", "--no-cache", "--output-format", "json", path).stdout)
     assert (loop["keyword"], loop["function"], loop["line"]) == ("def", "main", 48)
     assert [(s["set"], s["verdict"]) for s in loop["sets"]] == [(None, "not-checked")]
+    # a module's body, given up on, at the top of the file
+    assert run("--show-loops", "--no-cache", "quiet/dcgan.py").stdout.splitlines() == [
+        "quiet/dcgan.py:1:1: module  not checked: too many paths to follow; the functions it calls are checked on "
+        "their own",
+    ]
 
 
 def test_a_callback_names_its_function_in_json() -> None:
