@@ -71,7 +71,8 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.cycled: list[Cycled] = []  # the enclosing loops whose targets cycle (`Loops._cycle_of`)
         # a loop's `if i // k >= n: break` keeping whole windows only: what its break says (`Loops._truncated`)
         self.window_starts: dict[cst.If, list[tuple[Fact, bool]]] = {}
-        self._shadowed: dict[tuple, frozenset[str]] = {}  # what an inlined function shadows, by its scope and callers (`_shadowing`)
+        # what an inlined function shadows, by its scope and its callers' (`_shadowing`)
+        self._shadowed: dict[tuple, frozenset[str]] = {}
         self.stack: list[cst.FunctionDef] = [callback] if callback is not None else []
         start = self.graph.add(NOP, None, ())
         self.preds = [start]
@@ -107,8 +108,8 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
 
     def emit(self, op: str, arg: object = None, site: Site | None = None) -> int:
         scope = self.frame.scope
-        if op in (KILL, ASSUME) and scope is not self.frames[0].scope:
-            arg = _own_names(op, arg, scope.qualname, self._shadowing(scope))
+        if op in (KILL, ASSUME) and scope is not self.frames[0].scope and (own := self._shadowing(scope)):
+            arg = _own_names(op, arg, scope.qualname, own)
         node = self.graph.add(op, arg, self.loops, site)
         for p in self.preds:
             self.graph.succ[p].append(node)

@@ -59,7 +59,13 @@ class Inlining:
         self.frames.append(frame)
         try:
             self.block(func.body)
-            return Fragment(self.graph, self.preds + function.returns, frozenset(self.inlined))
+            graph = self.graph
+            if not any(op == EVENT and graph.args[i].event.op in ACTS for i, op in enumerate(graph.ops)):
+                # a function that does nothing to gradients (sampling, logging): what it tests is not
+                # worth tracking, however it returns (a training script's sampler, inlined three
+                # times, tested enough counters to make the states of its caller's loop too many)
+                graph.idle.update(i for i, op in enumerate(graph.ops) if op == ASSUME)
+            return Fragment(graph, self.preds + function.returns, frozenset(self.inlined))
         finally:
             self.frames.pop()
             self.stack.pop()
@@ -83,11 +89,6 @@ class Inlining:
             graph.add(op, arg, self.loops + tuple(loops[l] for l in source.loops_of[i]), source.sites[i])
             graph.succ[base + i] = [base + j for j in source.succ[i]]
         graph.idle.update(base + i for i in source.idle)
-        if not any(op == EVENT and source.args[i].event.op in ACTS for i, op in enumerate(source.ops)):
-            # a function that does nothing to gradients (sampling, logging): what it tests is not worth
-            # tracking, however it returns (a training script's sampler, inlined three times, tested
-            # enough counters to make the states of its caller's loop too many to follow)
-            graph.idle.update(base + i for i, op in enumerate(source.ops) if op == ASSUME)
         for p in self.preds:
             graph.succ[p].append(base)
         self.preds = [base + e for e in fragment.exits]

@@ -138,7 +138,7 @@ class Loops:
         for statement in node.body.body:
             modulus = truncation(statement, counted.counter, counted.lengths, self.frame.scope, self.module.cst)
             if modulus is not None:
-                facts = FactMaker(self.module.cst).facts(window_start(counted.counter, modulus), True)
+                facts = self.facts.facts(window_start(counted.counter, modulus), True)
                 self.window_starts[statement] = facts
                 return facts
             if not isinstance(statement, cst.SimpleStatementLine) or any(

@@ -72,11 +72,8 @@ def _count_tested(statement: cst.CSTNode, data: cst.BaseExpression, modulus: str
                   module: cst.Module) -> str | None:
     """`W` of `if W == n: break` (or `W >= n`), `n` being `len(data) // modulus` or a name bound
     once to it."""
-    if not (isinstance(statement, cst.If) and statement.orelse is None and _only_breaks(statement.body)):
-        return None
-    test = statement.test
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
-            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
+    test = _breaking_test(statement, (cst.Equal, cst.GreaterThanEqual))
+    if test is None or not isinstance(test.left, cst.Name):
         return None
     length = _divided(test.comparisons[0].comparator, modulus, scope, module)
     if not (isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
@@ -115,6 +112,15 @@ def _advances(statement: cst.CSTNode, name: str) -> bool:
             and isinstance(small.value, cst.Integer) and small.value.value == "1")
 
 
+def _breaking_test(statement: cst.CSTNode, operators: tuple[type, ...]) -> cst.Comparison | None:
+    """The test of `if a OP b: break` (no `else`), OP one of `operators`; else None."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None and _only_breaks(statement.body)):
+        return None
+    test = statement.test
+    one = isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+    return test if one and isinstance(test.comparisons[0].operator, operators) else None
+
+
 def _only_breaks(block: cst.BaseSuite) -> bool:
     """`break`, alone, on its own line or after the colon (`if x: break`)."""
     body = block.body
@@ -138,11 +144,8 @@ def truncation(statement: cst.CSTNode, counter: str, lengths: frozenset[str], sc
     first iteration of the window after the last whole one, which breaks; leaving normally, the
     loop ran `len(data)` iterations, a multiple of `k` since the test never held. Either way the
     iteration that ended was the last of a window."""
-    if not (isinstance(statement, cst.If) and statement.orelse is None and _only_breaks(statement.body)):
-        return None
-    test = statement.test
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.GreaterThanEqual)):
+    test = _breaking_test(statement, (cst.GreaterThanEqual,))
+    if test is None:
         return None
     windows = test.left
     if not (isinstance(windows, cst.BinaryOperation) and isinstance(windows.operator, cst.FloorDivide)

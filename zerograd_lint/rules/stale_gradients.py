@@ -3,7 +3,7 @@ clear runs on some path between the two steps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from zerograd_lint.rules.raw import Anchor, Raw, Rule, anchor, call_text
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from zerograd_lint.bindings import Key
     from zerograd_lint.flow import Analysis
     from zerograd_lint.graphs.nodes import Graph
-    from zerograd_lint.sites import Loop, Site
+    from zerograd_lint.sites import Loop
 
 RULE = Rule("ZG001", "stale-gradients", "a step applies gradients an earlier step already applied")
 
@@ -25,17 +25,11 @@ def judge(analysis: Analysis) -> Iterator[Raw]:
         at = max(anchors, key=lambda a: (a.loop is not None and _depth(graph, a.loop), a.line))
         why = _why_stale(analysis, key, at)
         related = (("step", graph.sites[step]), ("earlier step", graph.sites[min(tags).node]))
-        related += tuple(("clear", site) for site in _each_once(graph.sites[c] for c in analysis.nodes("clear", key)))
+        # each clear once, though a function inlined at two calls holds two copies of it
+        clears = dict.fromkeys(graph.sites[c] for c in analysis.nodes("clear", key))
+        related += tuple(("clear", site) for site in clears)
         message = f"{call_text(graph, step, at.path)} applies gradients an earlier step already applied: {why}"
         yield at.raw(RULE.code, message, related)
-
-
-def _each_once(sites: Iterable[Site]) -> list[Site]:
-    """The sites, each place once: a function inlined at two calls holds two copies of its clears."""
-    first: dict[tuple[str, int, int], Site] = {}
-    for site in sites:
-        first.setdefault((site.path, site.line, site.column), site)
-    return list(first.values())
 
 
 def _depth(graph: Graph, loop: Loop) -> int:
