@@ -3,7 +3,9 @@
 Once `gradient_sets.py` has resolved which sets each event reaches and which sets each backward's
 contributions count toward (*attribution*), the *states* are found (path-sensitive, forward, to a
 fixpoint): per set, the contributions no step has applied yet (`fresh`), those a step applied and
-nothing cleared (`stale`), and the clear that threw fresh contributions away (`discarded`). Loop
+nothing cleared (`stale`), those a step of another set over the same parameters applied (`applied`:
+stale for this set too once a backward adds to them), and the clear that threw fresh contributions
+away (`discarded`). Loop
 back edges carry states into the next iteration and record which loops a contribution went around.
 
 What the states show (a stale step, a step after a discarding clear, a clear that meets fresh
@@ -46,6 +48,7 @@ class SetState(NamedTuple):
     fresh: Tag | None = None
     stale: Tag | None = None
     discarded: Discard | None = None
+    applied: Tag | None = None  # the step of another set that applied this set's fresh contributions
 
 
 CLEAN = SetState()
@@ -200,6 +203,7 @@ class _Machine:
                     crossed[key] = SetState(
                         _cross(value.fresh, loop.id), _cross(value.stale, loop.id),
                         value.discarded._replace(crossed=value.discarded.crossed | {loop.id}) if value.discarded else None,
+                        _cross(value.applied, loop.id),
                     )
             # Accelerate's sync state holds until the next `accumulate()` block (which forgets it):
             # an inner loop's back edge (a check over parameters after the block) keeps it
@@ -227,6 +231,8 @@ class _Machine:
                     sets[key] = sets[key]._replace(discarded=None)
             for key in self.attribution.get(node, ()):
                 value = sets.get(key, CLEAN)
+                if value.applied is not None:  # added to what another step applied: this step would apply both
+                    value = value._replace(stale=value.stale or value.applied, applied=None)
                 if value.fresh is None or value.fresh.excused:  # new contributions are pending again
                     value = value._replace(fresh=Tag(node, frozenset()))
                 _with(sets, key, value._replace(discarded=None))
@@ -263,11 +269,13 @@ class _Machine:
             _with(sets, key, SetState(discarded=value.discarded if key not in r.steps else None))
         for key in r.weak:
             value = sets.get(key, CLEAN)
-            _with(sets, key, value._replace(stale=None))
+            _with(sets, key, value._replace(stale=None, applied=None))
         if r.op == ev.STEP:
-            for key in r.shared:  # another update applied these tensors' fresh gradients
+            for key in r.shared:  # another update applied these tensors' fresh gradients, once for each set
                 value = sets.get(key, CLEAN)
-                _with(sets, key, value._replace(fresh=None))
+                if value.fresh is not None:
+                    applied = Tag(node, frozenset()) if key in r.within else value.applied
+                    _with(sets, key, value._replace(fresh=None, applied=applied))
 
     def run(self) -> Observations:
         graph = self.graph

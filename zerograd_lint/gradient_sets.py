@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zerograd_lint import events as ev
-from zerograd_lint.bindings import Key, Resolver, covers, related
+from zerograd_lint.bindings import Key, Resolver, covers, is_prefix, related
 from zerograd_lint.graphs.nodes import EVENT, Graph
 
 
@@ -27,6 +27,7 @@ class Resolved:
     strong: tuple[Key, ...] = ()  # cleared for certain
     weak: tuple[Key, ...] = ()  # may be cleared: cures staleness, never reported as a bad clear
     shared: tuple[Key, ...] = ()  # other sets over the same parameters: their fresh gradients were used
+    within: tuple[Key, ...] = ()  # those of `shared` the code shows hold every parameter the step applied
     into: tuple[Key, ...] | None = None  # a backward: the sets its loss can reach (None: any)
 
 
@@ -35,6 +36,17 @@ def _set_links(key: Key, resolver: Resolver) -> tuple[frozenset[Key], bool]:
         return frozenset({key[1:]}), True
     info = resolver.info(key)
     return info.links, info.links_known
+
+
+def _holds(outer: tuple[frozenset[Key], bool], inner: tuple[frozenset[Key], bool]) -> bool:
+    """Does a set linked to `outer` hold every parameter of one linked to `inner`, as far as the
+    code shows (InfoGAN's optimizer over the generator and the discriminator holds the generator's
+    optimizer's)? Links made by filtering a model's parameters name the model: such a set may hold
+    less than its links say, and is not taken to hold another."""
+    (outer_links, outer_known), (inner_links, inner_known) = outer, inner
+    return outer_known and inner_known and bool(inner_links) and all(
+        any(is_prefix(o, i) for o in outer_links) for i in inner_links
+    )
 
 
 def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
@@ -77,7 +89,8 @@ def resolve_events(graph: Graph, resolver: Resolver) -> dict[int, Resolved]:
             keys = tuple(k for k in event.keys if k in sets)
             others = tuple(k for k in sharing(keys) if k not in keys)
             strong = keys + others if event.op != ev.STEP else ()
-            resolved[node] = Resolved(event.op, steps=keys, strong=strong, shared=others)
+            within = tuple(o for o in others if all(_holds(links[o], links[k]) for k in keys))
+            resolved[node] = Resolved(event.op, steps=keys, strong=strong, shared=others, within=within)
         elif event.op == ev.ACC:  # into the sets of what the loss was computed from, where shown
             computed_from = event.made_from(resolver) if len(sets) > 1 else ()  # one set: it gets all
             reached = linked(computed_from, collections=False) if computed_from else []

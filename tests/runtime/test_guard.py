@@ -334,6 +334,22 @@ def test_second_optimizer_never_cleared_is_zg001() -> None:
     assert {(f.code, f.optimizer) for f in g.findings} == {("ZG001", "G")}
 
 
+@pytest.mark.parametrize("added_to", [False, True], ids=["each-steps-one-backward", "backward-between-the-steps"])
+def test_two_optimizers_over_one_model_zg001_only_once_a_backward_adds_to_what_one_applied(added_to: bool) -> None:
+    model = nn.Linear(3, 1)
+    first, second = sgd(model), torch.optim.Adam(model.parameters(), lr=0.1)
+    with runtime.guard(first, second, names=["first", "second"], on_error="record") as g:
+        for batch in batches(3):
+            first.zero_grad()
+            second.zero_grad()
+            loss_of(model, batch).backward()
+            first.step()
+            if added_to:  # the second step applies this and, again, what the first step applied
+                loss_of(model, batch).backward()
+            second.step()
+    assert {(f.code, f.optimizer) for f in g.findings} == ({("ZG001", "second")} if added_to else set())
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -136,6 +136,17 @@ def test_generator_backward_deposits_gradients_into_the_discriminator() -> None:
     assert net_d.weight.grad is None
 
 
+def test_a_step_over_shared_parameters_applies_what_another_step_applied_once_a_backward_adds_to_it() -> None:
+    x = nn.Parameter(torch.tensor(2.0))
+    first, second = torch.optim.SGD([x], lr=LR), torch.optim.SGD([x], lr=LR)
+    (x**2).backward()  # 4
+    first.step()  # x = 2 - 0.1 * 4
+    (3 * x).backward()  # 4 + 3: the first loss's gradient is still there
+    second.step()
+    assert x.grad == 7
+    assert torch.isclose(x, torch.tensor(2.0 - LR * 4 - LR * 7))
+
+
 def test_clip_grad_norm_rescales_in_place_and_bumps_the_version_even_by_one() -> None:
     model = nn.Linear(3, 1)
     model(torch.randn(4, 3)).sum().backward()

@@ -23,8 +23,13 @@ def judge(analysis: Analysis) -> Iterator[Raw]:
     for (step, key), tags in sorted(analysis.observations.stale_steps.items()):
         anchors = [anchor(graph, step, tag.crossed) for tag in tags]
         at = max(anchors, key=lambda a: (a.loop is not None and _depth(graph, a.loop), a.line))
-        why = _why_stale(analysis, key, at)
-        related = (("step", graph.sites[step]), ("earlier step", graph.sites[min(tags).node]))
+        earlier = min(tags).node
+        if key in analysis.resolved[earlier].steps:
+            why = _why_stale(analysis, key, at)
+        else:  # a step of another set over the same parameters applied them, and a backward added to them
+            why = (f"{call_text(graph, earlier, at.path)} applied those of the parameters they share, and nothing "
+                   "clears them before the next backward adds to them")
+        related = (("step", graph.sites[step]), ("earlier step", graph.sites[earlier]))
         # each clear once, though a function inlined at two calls holds two copies of it
         clears = dict.fromkeys(graph.sites[c] for c in analysis.nodes("clear", key))
         related += tuple(("clear", site) for site in clears)

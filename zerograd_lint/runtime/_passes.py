@@ -39,6 +39,8 @@ class Passes:
         for opt in param.owners:
             if opt.in_closure and opt in param.applied:
                 opt.reaccumulated.append(param)
+        if param.applied:  # added to what a step applied: any owner's step would apply that too
+            param.applied.update(param.owners)
 
     def _open_pass(self) -> PassState:
         """Start a pass, after a full look at what was updated by hand and cleared: until the pass

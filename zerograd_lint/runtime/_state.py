@@ -46,7 +46,8 @@ class ParamState:
     """Passes that added to ``.grad`` since it was last cleared and that no step has applied."""
     applied: set[OptState] = field(default_factory=set)
     """The gradient sets whose step already applied what ``.grad`` holds (not cleared since).
-    Two optimizers over the same parameters each apply a backward's contributions once."""
+    Two optimizers over the same parameters each apply a backward's contributions once; once a
+    backward adds to what one applied, every optimizer over the parameter would apply it again."""
     norm: torch.Tensor | None = None
     """The norm of .grad when the last pass ended: clearing zeros or inf/nan loses nothing."""
     seen: tuple[weakref.ref[torch.Tensor], int] | None = None
