@@ -16,6 +16,7 @@ import libcst as cst
 from zerograd_lint import events as ev
 from zerograd_lint import vocabulary, walk
 from zerograd_lint.graphs.nodes import ASSUME, EVENT, EXCUSE, NOP
+from zerograd_lint.scopes import dotted_name
 
 
 class Branches:
@@ -28,7 +29,9 @@ class Branches:
             before = self.preds
             # a check of the gradients or the loss, as the code spells it (`skip = torch.isnan(loss)`),
             # on the last test of a chain: the branch that skips the step gives up what is pending
-            checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(self._spelt(node.test, self.frame.scope))
+            checked = not isinstance(node.orelse, cst.If) and _gives_up_when_skipped(
+                self._spelt(node.test, self.frame.scope), self._counters()
+            )
             starts = self.window_starts.get(node, [])  # `if i // k >= n: break` (`Loops._truncated`)
             on_true = self._branch(node.test, True, lambda: self._block_assuming(starts, node.body), checked)
             taken.append(self.preds)
@@ -49,6 +52,23 @@ class Branches:
         if checked:
             self._excuse_the_skipping_branch(on_true, on_false)
         self.preds = [n for exits in taken for n in exits] + last
+
+    def _counters(self) -> frozenset[str]:
+        """The names the innermost loop's body moves by a constant (`n += 1`, `left -= 1`): a test
+        that reads one counts the iterations of a window (pytorch-cifar100's
+        `if acc_batches > 1: acc_batches -= 1; continue`)."""
+        if not self.loops:
+            return frozenset()
+        loop = self.graph.loops[self.loops[-1]].node
+        if not isinstance(loop, (cst.For, cst.While)):
+            return frozenset()
+        if loop not in self._advanced:
+            self._advanced[loop] = frozenset(
+                name for node in walk.nodes(loop.body)
+                if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
+                and isinstance(node.value, cst.Integer) and (name := dotted_name(node.target)) is not None
+            )
+        return self._advanced[loop]
 
     def _block_assuming(self, facts: list, body: cst.BaseSuite) -> None:
         for fact, value in facts:
@@ -149,15 +169,15 @@ def _empty(node: cst.CSTNode) -> bool:
 _WINDOW_WORDS = frozenset({"step", "steps", "update", "updates", "window", "boundary", "sync", "synced"})
 
 
-def _gives_up_when_skipped(test: cst.BaseExpression) -> bool:
+def _gives_up_when_skipped(test: cst.BaseExpression, counters: frozenset[str] = frozenset()) -> bool:
     """Does a step this test guards give up what is pending when it is skipped? Yes, unless the
     test tells whether an accumulation window is full (ZG003 is about a step skipped *because
     gradients are still being accumulated*: docs/contract.md, "Deliberate discards are not ZG003"):
-    a modulo, a name about accumulating or syncing, or about the step or update itself
-    (`should_step`, `need_update`). A check that the gradients or the loss are usable
-    (`torch.isfinite(norm)`, `found_inf`, `gradients_ok(model)`, an iteration that produced
-    nothing) gives up what is pending even beside a word about the step, and so does a step
-    skipped for another reason (`if not skip_points:`)."""
+    a modulo, one of the loop's `counters`, a name about accumulating or syncing, or about the
+    step or update itself (`should_step`, `need_update`). A check that the gradients or the loss
+    are usable (`torch.isfinite(norm)`, `found_inf`, `gradients_ok(model)`, an iteration that
+    produced nothing) gives up what is pending even beside a word about the step or a counter,
+    and so does a step skipped for another reason (`if not skip_points:`)."""
     usable = window = False
     for node in walk.nodes(test):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
@@ -168,5 +188,6 @@ def _gives_up_when_skipped(test: cst.BaseExpression) -> bool:
             if _WINDOW.search(word):
                 return False
             usable = usable or bool(_USABILITY.search(word))
-            window = window or not _WINDOW_WORDS.isdisjoint(vocabulary.tokens(word))
+            window = window or not _WINDOW_WORDS.isdisjoint(vocabulary.tokens(word)) or dotted_name(node) in counters
     return usable or not window
+

@@ -48,6 +48,7 @@ class Builder(Statements, Loops, Branches, TryAndWith, AccelerateGate, Inlining,
         self.fragments: dict[tuple, Fragment] = {}
         self._facts: dict[tuple[cst.CSTNode, bool], list] = {}
         self._spelled: dict[tuple, cst.BaseExpression] = {}  # `_spelt`, by (test, scope)
+        self._advanced: dict[cst.CSTNode, frozenset[str]] = {}  # `Branches._counters`, by loop
         self._sites: dict[cst.CSTNode, Site] = {}
         self.statements: list[cst.CSTNode] = []  # those being built, innermost last
 
