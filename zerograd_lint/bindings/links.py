@@ -15,6 +15,7 @@ from zerograd_lint.bindings.keys import Frame, Key, param_root, self_key
 from zerograd_lint.frameworks.accelerate import prepares
 from zerograd_lint.bindings.names import returns
 from zerograd_lint.scopes import ELEMENT, Path, Scope, dotted_name
+from zerograd_lint.vocabulary import OPTIMIZER, SCHEDULER
 
 WRAPPERS = frozenset(
     {"DDP", "DistributedDataParallel", "DataParallel", "FSDP", "FullyShardedDataParallel",
@@ -75,8 +76,11 @@ class Links:
             links |= self.link_roots(arg, frame)
         return links or None
 
-    def link_roots(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> set[Key]:
-        """Keys of the modules or tensors whose parameters `expr` is made of."""
+    def link_roots(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0, modules: bool = False) -> set[Key]:
+        """Keys of the modules or tensors whose parameters `expr` is made of. `modules`: what a
+        module or a collection of parameters is made of, which is never an optimizer or a
+        scheduler (`model, ema, epoch, opt = resume(model, ema, opt, sched)` gives `model` no
+        parameters of what `opt` or `sched` were built from)."""
         if depth > 6:
             return set()
         if isinstance(expr, cst.Call):
@@ -86,24 +90,26 @@ class Links:
                 return set()  # `copy.deepcopy(model)`, `model.clone()`: a new object, its own parameters
             out: set[Key] = set()
             for arg in expr.args:
-                out |= self.link_roots(arg.value, frame, depth + 1)
+                out |= self.link_roots(arg.value, frame, depth + 1, modules)
             if isinstance(expr.func, cst.Attribute):
-                out |= self.link_roots(expr.func.value, frame, depth + 1)
+                out |= self.link_roots(expr.func.value, frame, depth + 1, modules)
             return out
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             out = set()
             comp: cst.CompFor | None = expr.for_in
             while comp is not None:
-                out |= self.link_roots(comp.iter, frame, depth + 1)
+                out |= self.link_roots(comp.iter, frame, depth + 1, modules)
                 comp = comp.inner_for_in
             return out
         if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
             keys = self.keys(expr, frame)
+            if modules and any(self.info(k).kind in (OPTIMIZER, SCHEDULER) for k in keys):
+                return set()
             out = {param_root(k) for k in keys}
             for key in keys:
                 for binding, owner in self._values.get(key, []):
                     if binding.value is not None and not binding.is_param:
-                        out |= self.link_roots(binding.value, owner, depth + 1)
+                        out |= self.link_roots(binding.value, owner, depth + 1, modules)
                 if 2 <= len(key) <= 4:  # `trainer.x`, `self.mp_trainer.master_params`
                     out |= self._attribute_roots(key)
             return out
@@ -114,7 +120,7 @@ class Links:
             if isinstance(child, (cst.Element, cst.DictElement, cst.StarredElement, cst.StarredDictElement)):
                 child = child.value
             if isinstance(child, cst.BaseExpression):
-                out |= self.link_roots(child, frame, depth + 1)
+                out |= self.link_roots(child, frame, depth + 1, modules)
         return out
 
     def _attribute_roots(self, key: Key) -> set[Key]:
@@ -148,7 +154,7 @@ class Links:
         out: set[Key] = set()
         for binding, owner in self._values.get(key, []):
             if binding.value is not None and not binding.is_param:
-                out |= self.link_roots(binding.value, owner)
+                out |= self.link_roots(binding.value, owner, modules=True)
         return out
 
     def expand(self, keys: set[Key]) -> set[Key]:
