@@ -5,8 +5,8 @@ contributions count toward (*attribution*), the *states* are found (path-sensiti
 fixpoint): per set, the contributions no step has applied yet (`fresh`), those a step applied and
 nothing cleared (`stale`), those a step of another set over the same parameters applied (`applied`:
 stale for this set too once a backward adds to them), and the clear that threw fresh contributions
-away (`discarded`). Loop
-back edges carry states into the next iteration and record which loops a contribution went around.
+away (`discarded`). Loop back edges carry states into the next iteration and record which loops a
+contribution went around.
 
 What the states show (a stale step, a step after a discarding clear, a clear that meets fresh
 contributions) is handed to the judges in `rules/`, which decide what is a finding.

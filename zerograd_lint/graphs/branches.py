@@ -190,4 +190,3 @@ def _gives_up_when_skipped(test: cst.BaseExpression, counters: frozenset[str] = 
             usable = usable or bool(_USABILITY.search(word))
             window = window or not _WINDOW_WORDS.isdisjoint(vocabulary.tokens(word)) or dotted_name(node) in counters
     return usable or not window
-
