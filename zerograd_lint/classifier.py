@@ -262,6 +262,9 @@ class Classifier:
         if found is not None:
             scope, func = found
             return [self._inline(call, func, scope, frame, frame.cls if scope.self_name else None)]
+        handed = _handed_function(self, call, name, frame)
+        if handed is not None:
+            return [handed]
         qualified = r.qualified(cst.Name(name), frame)
         effect = vocabulary.CALLS.get(name)
         if effect == vocabulary.ACCUMULATES and qualified.endswith("autograd.backward"):
@@ -367,3 +370,21 @@ def _is_zeros(expr: cst.BaseExpression) -> bool:
         name = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
         return name in ("zeros_like", "zeros")
     return False
+
+
+def _handed_function(classifier: Classifier, call: cst.Call, name: str, frame: Frame) -> Inline | None:
+    """`step_fn(x, y)`, a parameter the caller bound to a function of the project or a method
+    (`run_epoch(loader, step_fn=self.train_step)`): that function's body, as if called by name."""
+    argument, caller = frame.arguments.get(name), frame.caller
+    if argument is None or caller is None:
+        return None
+    r = classifier.resolver
+    if isinstance(argument, cst.Name):
+        found = r.function(argument.value, caller)
+        if found is None:
+            return None
+        scope, func = found
+        return classifier._inline(call, func, scope, frame, caller.cls if scope.self_name else None)
+    if isinstance(argument, cst.Attribute) and not r.is_module(argument.value, caller):
+        return classifier._inline_method(call, argument.value, argument.attr.value, r.keys(argument.value, caller), frame)
+    return None

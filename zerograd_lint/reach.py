@@ -8,7 +8,9 @@ The functions that touch gradients at all, directly or not, are followed into at
 Calls are matched by name, generously but not blindly: `f(...)` reaches the functions named `f`
 of its own module and of the modules it imports; `x.m(...)` reaches the methods named `m` of
 its own module, of the modules it imports and of those that import it (a subclass overriding a
-base class's step lives there), and the functions named `m` of the modules it imports.
+base class's step lives there), and the functions named `m` of the modules it imports. A
+function that calls one of its parameters (`step_fn(x, y)`) reaches what its callers hand to the
+calls they make, by name or as an attribute (`run_epoch(loader, step_fn=self.train_step)`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
             importers.setdefault(target, set()).add(path)
     calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
     loop_calls: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    handed: dict[tuple[str, int], set[tuple[str, int]]] = {}  # what each function hands to the calls it makes
     own_functions = {path: _named_in(path, module.functions_named) for path, module in modules.items()}
     own_methods = {path: _named_in(path, module.methods_named) for path, module in modules.items()}
     for path, module in modules.items():
@@ -58,8 +61,10 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         methods = _named(own_methods, near | importers.get(path, set()))  # `x.f(...)` too
         for line, function in module.functions.items():
             calls[(path, line)] = _callees(function, functions, methods)
+            handed[(path, line)] = _callees(Function(names=function.handed, attributes=function.handed), functions, methods)
             if function.in_loops is not None:
                 loop_calls[(path, line)] = _callees(function.in_loops, functions, methods)
+    _run_what_is_handed(modules, calls, loop_calls, handed)
     callers: dict[tuple[str, int], list[tuple[str, int]]] = {}
     for where, callees in calls.items():
         for callee in callees:
@@ -103,6 +108,28 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         roots = frozenset(l for l in survey.roots if (path, l) in analysed)
         out[path] = dataclasses.replace(survey, roots=roots, needed=frozenset(needed_in.get(path, ())))
     return out
+
+
+def _run_what_is_handed(modules: Mapping[str, ModuleSurvey], calls: dict[tuple[str, int], set[tuple[str, int]]],
+                        loop_calls: dict[tuple[str, int], set[tuple[str, int]]],
+                        handed: dict[tuple[str, int], set[tuple[str, int]]]) -> None:
+    """A function that calls one of its parameters (`step_fn(x, y)`) may run what its callers hand
+    to the calls they make (`run_epoch(loader, step_fn=self.train_step)`): skorch's epoch runs the
+    training step its caller passes in."""
+    takers = {(path, line) for path, module in modules.items() for line, f in module.functions.items() if f.calls_parameter}
+    if not takers:
+        return
+    passing: dict[tuple[str, int], set[tuple[str, int]]] = {taker: set() for taker in takers}
+    for caller, callees in calls.items():
+        if handed[caller]:
+            for callee in callees & takers:
+                passing[callee] |= handed[caller]
+    for where, passed in passing.items():
+        path, line = where
+        function = modules[path].functions[line]
+        calls[where] |= passed
+        if function.in_loops is not None and function.in_loops.calls_parameter:
+            loop_calls[where] |= passed
 
 
 def _reaching(flagged: set[tuple[str, int]], callers: dict[tuple[str, int], list[tuple[str, int]]],

@@ -53,6 +53,11 @@ class Function:
     steps: bool = False  # an optimizer step or a hand-written update: what every finding needs
     names: set[str] = field(default_factory=set)  # called, or handed to a call, by plain name
     attributes: set[str] = field(default_factory=set)  # called as `x.name(...)`
+    # handed to a call, by name or as an attribute (`run(step_fn=self.train_step)`): what a callee
+    # that calls one of its parameters may run
+    handed: set[str] = field(default_factory=set)
+    parameters: frozenset[str] = frozenset()
+    calls_parameter: bool = False  # calls one of its parameters (`step_fn(x, y)`)
     objects_called: bool = False  # calls a name that is not a builtin (maybe an object)
     # calls `x.prepare(...)`: not followed, but its body is kept, so that what it returns is known
     # to be Accelerate's (`model, opt = training_setup(accelerator)`)
@@ -107,7 +112,10 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             raise Unparsable(f"too deeply nested to analyse (more than {MAX_DEPTH} levels)")
         kind = type(node)
         if kind in _DEFS:
-            survey.functions[node.lineno] = Function()
+            arguments = node.args
+            survey.functions[node.lineno] = Function(parameters=frozenset(
+                a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            ))
             if takes_an_engine([a.arg for a in node.args.posonlyargs + node.args.args]):
                 survey.engine_callbacks.add(node.lineno)
             if owner != MODULE:
@@ -125,7 +133,7 @@ def survey_module(text: str, vocabulary: Vocabulary = Vocabulary()) -> ModuleSur
             function = survey.functions[owner]
             in_loop = True
             if function.in_loops is None:
-                function.in_loops = Function()
+                function.in_loops = Function(parameters=function.parameters)
         elif kind in _NOTED:
             function = survey.functions[owner]
             words.note(node, function)
@@ -268,14 +276,16 @@ class _Words:
             function.names.add(callee)
             if callee not in _BUILTINS:
                 function.objects_called = True  # perhaps an object of a class with `__call__`
+            if callee in function.parameters:
+                function.calls_parameter = True
         elif callee is not None:
             function.attributes.add(callee)
-        for argument in node.args:
+        for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
             if type(argument) is ast.Name:
                 function.names.add(argument.id)
-        for keyword in node.keywords:
-            if type(keyword.value) is ast.Name:
-                function.names.add(keyword.value.id)
+                function.handed.add(argument.id)
+            elif type(argument) is ast.Attribute:
+                function.handed.add(argument.attr)
 
 
 _STEPPING = calls_that(STEPS, UPDATES)
