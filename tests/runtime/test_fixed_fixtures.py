@@ -36,7 +36,6 @@ DECLINED = {
     "ZG001/manual_update_grad_logged_after.py": "`w.grad` is read again at line 15",
     "ZG001/two_phases_share_an_optimizer.py": "judgement",
     "ZG001/optimizer_list_stepped_twice.py": "judgement",
-    "ZG001/auxiliary_optimizer_over_both_networks_never_cleared.py": "which of the two a clear should follow",
     "ZG001/same_optimizer_passed_for_both_networks.py": "which of the two a clear should follow",
     "ZG003/flush_counted_from_one_off_by_one.py": "the step is inside the loop at line 14 and the clear is not",
     "ZG003/flush_on_a_count_that_is_not_the_loop_length.py": "the step is inside the loop at line 14 and the clear is not",

@@ -32,6 +32,7 @@ from pathlib import PurePath
 import libcst as cst
 
 from zerograd_lint.findings import Finding, Related
+from zerograd_lint.rules.stale_gradients import SHARED
 from zerograd_lint.fix import by_hand, closures
 from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.call_sites import clear_after_the_call
@@ -46,6 +47,7 @@ from zerograd_lint.fix.shapes import (EFFECTS, accumulates, after_scaler_update,
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
+_WHICH = "which of the two a clear should follow is a judgement the fix does not make"
 NOT_FIXABLE = {"ZG100": "an unused marker is an edit of a comment, not of statements: `markers` removes it"}
 
 
@@ -129,19 +131,15 @@ class _Planner:
                              self._other(at_step.path))
         earlier = [r for r in self._related("earlier step") if _place(r) != _place(step)]
         spots = [(at_step, anchor, step)]
+        shared = SHARED in self.finding.message  # another optimizer over the parameters stepped first: clear after it
         if earlier:
-            if len({_place(r) for r in earlier}) > 1 or earlier[0].subject != step.subject:
-                raise _Declined(
-                    f"{self._call(step)} applies what another step applied, {self._call(earlier[0])}: "
-                    "which of the two a clear should follow is a judgement the fix does not make"
-                )
+            if len({_place(r) for r in earlier}) > 1 or earlier[0].subject != step.subject and not shared:
+                raise _Declined(f"{self._call(step)} applies what another step applied, {self._call(earlier[0])}: {_WHICH}")
             at_earlier = self._spot(earlier[0], loop, outside=True)
-            if at_earlier.helper is not None or span(self.here, self.finding.path, loop).holds(earlier[0].path,
-                                                                                               earlier[0].line):
+            if at_earlier.helper is not None or not shared and span(self.here, self.finding.path, loop).holds(
+                    earlier[0].path, earlier[0].line):
                 raise _Declined(
-                    f"{self._call(step)} applies what another step of this loop applied, {self._call(earlier[0])}: "
-                    "which of the two a clear should follow is a judgement the fix does not make"
-                )
+                    f"{self._call(step)} applies what another step of this loop applied, {self._call(earlier[0])}: {_WHICH}")
             spots.append((at_earlier, after_scaler_update(at_earlier.here, at_earlier.line), earlier[0]))
         if at_step.helper is not None and not earlier:  # a clear after its call here changes this loop only
             at_the_call = clear_after_the_call(self.here, loop, at_step.here, at_step.helper, at_step.line, anchor,

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from zerograd_lint.sites import Loop
 
 RULE = Rule("ZG001", "stale-gradients", "a step applies gradients an earlier step already applied")
+# what the message says when the earlier step is of another set over the same parameters (the fix
+# then clears this set right after that step: `fix.placements`)
+SHARED = "applied those of the parameters they share"
 
 
 def judge(analysis: Analysis) -> Iterator[Raw]:
@@ -27,8 +30,7 @@ def judge(analysis: Analysis) -> Iterator[Raw]:
         if key in analysis.resolved[earlier].steps:
             why = _why_stale(analysis, key, at)
         else:  # a step of another set over the same parameters applied them, and a backward added to them
-            why = (f"{call_text(graph, earlier, at.path)} applied those of the parameters they share, and nothing "
-                   "clears them before the next backward adds to them")
+            why = f"{call_text(graph, earlier, at.path)} {SHARED}, and nothing clears them before the next backward adds to them"
         related = (("step", graph.sites[step]), ("earlier step", graph.sites[earlier]))
         # each clear once, though a function inlined at two calls holds two copies of it
         clears = dict.fromkeys(graph.sites[c] for c in analysis.nodes("clear", key))
