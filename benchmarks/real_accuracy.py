@@ -4,7 +4,9 @@
     python benchmarks/real_accuracy.py SNAPSHOTS [--tsv FILE ...] [--linter CMD] [--json OUT]
 
 The rows (default: every benchmarks/real/*.tsv; columns repo, commit, path, line, expected,
-reason) say what a careful reader found at a loop: `quiet`, or the codes it must get. Each
+reason) say what a careful reader found at a loop: `quiet`, or the codes it must get. In a
+notebook the line is `cell N:L`, as the linter places a finding there (the N-th cell, counting
+every cell from 1, and the line in it). Each
 snapshot, SNAPSHOTS/<owner>+<name>@<first 12 hex of the commit>/, is checked WHOLE, as its users
 would check it: `<linter> . --output-format json --no-cache --exit-zero` with the snapshot as the
 working directory. `--linter` is a command line (default: this Python's `-m zerograd_lint`), so an
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -33,6 +36,7 @@ from pathlib import Path, PurePosixPath
 TABLES = Path(__file__).parent / "real"
 CODES = ("ZG001", "ZG002", "ZG003")
 HEADER = ("repo", "commit", "path", "line", "expected", "reason")
+PLACE = re.compile(r"[0-9]+|cell [0-9]+:[0-9]+")  # a line, or a line in a notebook's cell
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class Row:
     repo: str
     commit: str
     path: str
-    line: int
+    line: str  # `14`, or `cell 3:14` in a notebook
     expected: tuple[str, ...]  # empty: quiet
     reason: str
     source: str  # table:line, for messages about the row itself
@@ -58,7 +62,7 @@ class Row:
 class Finding:
     code: str
     path: str
-    line: int
+    line: str  # as a row writes it
     message: str
 
 
@@ -84,7 +88,7 @@ def parse_expected(text: str) -> tuple[str, ...] | None:
 
 def read_rows(tables: list[Path]) -> list[Row]:
     """The rows of the tables; a malformed or repeated row is named on stderr and left out."""
-    rows: dict[tuple[str, str, str, int], Row] = {}
+    rows: dict[tuple[str, str, str, str], Row] = {}
     for table in tables:
         lines = table.read_text(encoding="utf-8").splitlines()
         if not lines or tuple(lines[0].split("\t")) != HEADER:
@@ -96,12 +100,12 @@ def read_rows(tables: list[Path]) -> list[Row]:
             source = f"{table.name}:{number}"
             fields = line.split("\t")
             expected = parse_expected(fields[4].strip()) if len(fields) == len(HEADER) else None
-            if expected is None or not fields[3].strip().isdigit() or len(fields[1].strip()) != 40:
+            if expected is None or not PLACE.fullmatch(fields[3].strip()) or len(fields[1].strip()) != 40:
                 print(f"{source}: malformed row (6 fields, a full commit, a line, quiet or codes); skipped",
                       file=sys.stderr)
                 continue
-            repo, commit, path, number_text, _, reason = (field.strip() for field in fields)
-            row = Row(repo, commit, str(PurePosixPath(path)), int(number_text), expected, reason, source)
+            repo, commit, path, place, _, reason = (field.strip() for field in fields)
+            row = Row(repo, commit, str(PurePosixPath(path)), place, expected, reason, source)
             key = (repo, commit, row.path, row.line)
             if key in rows:
                 print(f"{source}: {row.where} is labelled already at {rows[key].source}; skipped", file=sys.stderr)
@@ -131,7 +135,9 @@ def run_linter(linter: list[str], snapshot: Path) -> list[Finding]:
         print(f"  the linter's output is not JSON: {done.stdout[:200]!r}", file=sys.stderr)
         return []
     return [
-        Finding(item["code"], relative(item["path"], snapshot), item["line"], item.get("message", ""))
+        Finding(item["code"], relative(item["path"], snapshot),
+                f"cell {item['cell']}:{item['line']}" if item.get("cell") else str(item["line"]),
+                item.get("message", ""))
         for item in reported
     ]
 
@@ -156,7 +162,7 @@ def score(rows: list[Row], findings_by_snapshot: dict[str, list[Finding]]) -> Sc
         if snapshot not in findings_by_snapshot:
             unscored += [f"{row.where}  ({row.source}: no snapshot)" for row in its_rows]
             continue
-        reported: dict[tuple[str, int], dict[str, Finding]] = defaultdict(dict)
+        reported: dict[tuple[str, str], dict[str, Finding]] = defaultdict(dict)
         for finding in findings_by_snapshot[snapshot]:
             reported[finding.path, finding.line].setdefault(finding.code, finding)
         for row in its_rows:
@@ -174,10 +180,14 @@ def score(rows: list[Row], findings_by_snapshot: dict[str, list[Finding]]) -> Sc
         labelled_lines = {(row.path, row.line) for row in its_rows}
         labelled_files = {row.path for row in its_rows}
         repo_at = its_rows[0].where.split(" ")[0]
-        for finding in sorted(findings_by_snapshot[snapshot], key=lambda f: (f.path, f.line, f.code)):
+        for finding in sorted(findings_by_snapshot[snapshot], key=lambda f: (f.path, _order(f.line), f.code)):
             if finding.path in labelled_files and (finding.path, finding.line) not in labelled_lines:
                 unlabelled.append(f"{finding.code} {repo_at} {finding.path}:{finding.line}  {finding.message}")
     return Score(counts, disagreements, unlabelled, unscored)
+
+
+def _order(place: str) -> tuple[int, ...]:
+    return tuple(int(number) for number in re.findall(r"[0-9]+", place))
 
 
 def ratio(part: int, whole: int) -> str:

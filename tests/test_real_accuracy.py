@@ -100,6 +100,33 @@ def test_a_code_on_a_quiet_row_is_a_false_positive(tmp_path: Path) -> None:
     assert '"FP": 1' in (tmp_path / "score.json").read_text()
 
 
+def test_a_notebook_row_names_its_cell(tmp_path: Path) -> None:
+    """A finding in a notebook is at `cell N:L` (every cell counted, markdown too): a row says so."""
+    import json
+
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# never clears\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": TRAIN.splitlines(keepends=True)}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "snapshots" / SNAPSHOT).mkdir(parents=True)
+    (tmp_path / "snapshots" / SNAPSHOT / "train.ipynb").write_text(json.dumps(notebook))
+    table = tmp_path / "loops.tsv"
+    table.write_text(HEADER + "".join(
+        f"acme/trainer\t{COMMIT}\ttrain.ipynb\t{line}\t{expected}\t{reason}\n" for line, expected, reason in [
+            (f"cell 2:{STALE_LOOP}", "ZG001", "never cleared"),
+            (f"cell 2:{CORRECT_LOOP}", "quiet", "clears at the top"),
+            (f"{UNLABELLED_LOOP}", "ZG001", "wrong on purpose: a notebook's line names its cell"),
+        ]
+    ))
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "real_accuracy.py"), str(tmp_path / "snapshots"), "--tsv", str(table)],
+        capture_output=True, text=True, check=True,
+    )
+    assert table_line(done.stdout, "ZG001") == ["ZG001", "1.000", "0.500", "1", "0", "1"]
+    assert f"  FN ZG001 acme/trainer@{COMMIT[:12]} train.ipynb:{UNLABELLED_LOOP}  " in done.stdout
+    assert f"  ZG001 acme/trainer@{COMMIT[:12]} train.ipynb:cell 2:{UNLABELLED_LOOP}  " in done.stdout
+
+
 def test_rows_of_a_missing_snapshot_are_not_scored(tmp_path: Path) -> None:
     (tmp_path / "snapshots").mkdir()
     table = tmp_path / "loops.tsv"
