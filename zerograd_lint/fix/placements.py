@@ -32,7 +32,6 @@ from pathlib import PurePath
 import libcst as cst
 
 from zerograd_lint.findings import Finding, Related
-from zerograd_lint.rules.stale_gradients import SHARED
 from zerograd_lint.fix import by_hand, closures
 from zerograd_lint.fix.by_hand import Unplanned
 from zerograd_lint.fix.call_sites import clear_after_the_call
@@ -44,6 +43,7 @@ from zerograd_lint.fix.rewrite import Placement, moving
 from zerograd_lint.fix.shapes import (EFFECTS, accumulates, after_scaler_update, call_starting_at, closure, descendants,
                                       enclosing_function, frame_kind, function_name, gated_clear, gradient_neutral,
                                       is_the_whole_statement, last_name, root_name)
+from zerograd_lint.rules.stale_gradients import SHARED
 from zerograd_lint.settings import Vocabulary
 
 FIXABLE = ("ZG001", "ZG002", "ZG003")
