@@ -137,6 +137,7 @@ class _ScopeBuilder:
         # qualified names are keys of the analysis: the file's path keeps two `engine` modules apart
         self.root = Scope("module", name, getattr(owner, "path", name), module, None, owner=owner)
         self.by_node: dict[cst.CSTNode, Scope] = {module: self.root}
+        self._named: set[str] = set()  # the qualified names given so far
 
     def build(self) -> dict[cst.CSTNode, Scope]:
         stack: list[tuple[cst.CSTNode, Scope]] = [(self.root.node, self.root)]
@@ -150,7 +151,15 @@ class _ScopeBuilder:
         return self.by_node
 
     def _scope(self, kind: str, node, parent: Scope) -> Scope:
-        scope = Scope(kind, node.name.value, f"{parent.qualname}.{node.name.value}", node, parent)
+        """A function's or a class's scope. A name defined again in the same place (a notebook's
+        exported module redefines `class Learner`) gets a qualified name of its own, `Learner#2`:
+        `self` in each class is that class, whatever the module's name means after both."""
+        qualname, again = f"{parent.qualname}.{node.name.value}", 1
+        while qualname in self._named:
+            again += 1
+            qualname = f"{parent.qualname}.{node.name.value}#{again}"
+        self._named.add(qualname)
+        scope = Scope(kind, node.name.value, qualname, node, parent)
         self.by_node[node] = scope
         return scope
 
