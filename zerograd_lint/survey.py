@@ -280,12 +280,20 @@ class _Words:
                 function.calls_parameter = True
         elif callee is not None:
             function.attributes.add(callee)
-        for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if type(argument) is ast.Name:
+        for argument in node.args:
+            kind = type(argument)
+            if kind is ast.Name:
                 function.names.add(argument.id)
                 function.handed.add(argument.id)
-            elif type(argument) is ast.Attribute:
+            elif kind is ast.Attribute:
                 function.handed.add(argument.attr)
+        for keyword in node.keywords:
+            kind = type(keyword.value)
+            if kind is ast.Name:
+                function.names.add(keyword.value.id)
+                function.handed.add(keyword.value.id)
+            elif kind is ast.Attribute:
+                function.handed.add(keyword.value.attr)
 
 
 _STEPPING = calls_that(STEPS, UPDATES)
