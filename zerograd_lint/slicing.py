@@ -9,7 +9,7 @@ backward slice, decided with `ast` and generous. A statement stays if
   `global`, an import), or holds a `yield`, an `await` or a `:=`;
 - it says training (`Words.says_training`: a call the analysis knows, `grad`, an optimizer, a
   closure, a framework's `prepare`), or calls a function of the project the analysis follows
-  (by name), a method of `self`, or a method of what a call returns;
+  (by name), a method of `self` or of what a call returns, or a parameter (`step_fn(x, y)`);
 - it calls something given, or a method of, what training touches or holds it (`_holders`: what
   a call named for training is made on, is given or makes, then what is made from one or given
   one: `accelerator` once `accelerator.prepare(optimizer)`, and what one is taken from: `trainer`
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from zerograd_lint.settings import Vocabulary
 from zerograd_lint.vocabulary import CALLS, OPTIMIZER_CLASSES, says_harmless
@@ -65,6 +65,7 @@ def blocks(function: ast.FunctionDef | ast.AsyncFunctionDef, words: Words, kept_
     escaping = {name for s, _ in statements if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
     kept_defs = frozenset(line - offset for line in kept_defs)
     imported = imported - _bound_in(function)
+    words = replace(words, followed=words.followed | {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)})
     facts = [_Facts(statement, words, escaping, kept_defs, imported) for statement, _ in statements]
     held = _holders(facts)
     binding: dict[str, list[int]] = {}  # the statements that bind each name
