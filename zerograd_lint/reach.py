@@ -61,7 +61,7 @@ def connect(modules: Mapping[str, ModuleSurvey], imports: Mapping[str, set[str]]
         methods = _named(own_methods, near | importers.get(path, set()))  # `x.f(...)` too
         for line, function in module.functions.items():
             calls[(path, line)] = _callees(function, functions, methods)
-            handed[(path, line)] = _callees(Function(names=function.handed, attributes=function.handed), functions, methods)
+            handed[(path, line)] = {c for name in function.handed for c in (*functions.get(name, ()), *methods.get(name, ()))}
             if function.in_loops is not None:
                 loop_calls[(path, line)] = _callees(function.in_loops, functions, methods)
     _run_what_is_handed(modules, calls, loop_calls, handed)

@@ -56,7 +56,7 @@ class Classes:
             cls = self._classes.get(key[0].removesuffix(".self"))
             result = _Made(cls, None, {}) if cls is not None else None
         else:  # a name, or an attribute (`self.discriminator = Discriminator(...)`)
-            for binding, frame in self._values.get(key, []) + (self._attr_values(key) if len(key) > 1 else []):
+            for binding, frame in self.bindings_of(key):
                 if binding.is_param:  # `def fit(model: Arch)`, or `fit(Arch())` wherever it is called
                     name = dotted_name(binding.annotation) if binding.annotation is not None else None
                     cls = self.klass(name, frame.scope) if name else self._passed(frame.scope, key[0].rsplit(":", 1)[-1])
@@ -153,6 +153,11 @@ class Classes:
             if name in klass.functions:
                 return klass, klass.functions[name]
         return None
+
+    def bindings_of(self, key: Key) -> list[tuple[Binding, Frame]]:
+        """Every binding of `key`: as a name, and as an attribute the methods of its owner's class
+        assign (`self.optimizer = ...` in `__init__`)."""
+        return self._values.get(key, []) + self._attr_values(key)
 
     def _attr_values(self, key: Key) -> list[tuple[Binding, Frame]]:
         if len(key) in (2, 3) and key[1] == "optimizers()":

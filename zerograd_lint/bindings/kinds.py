@@ -57,7 +57,8 @@ class Kinds:
         kinds: list[str] = []
         links: set[Key] = set()
         known = False
-        for binding, frame in self._values.get(key, []) + self._attr_values(key):
+        bindings = self.bindings_of(key)
+        for binding, frame in bindings:
             if binding.annotation is not None:
                 kinds.append(_kind_of_annotation(dotted_name(binding.annotation) or ""))
             if binding.value is not None:
@@ -71,7 +72,7 @@ class Kinds:
                 repeats = any(
                     isinstance(b.value, cst.Call)
                     and (dotted_name(b.value.func) or "").rsplit(".", 1)[-1] in vocabulary.CLOSURE_REEVALUATING
-                    for b, _ in self._values.get(key, []) + self._attr_values(key)
+                    for b, _ in bindings
                 )
                 return Info(kind, frozenset(self.expand(links)), known and kind == OPTIMIZER, repeats)
         name = last_name(key)

@@ -54,7 +54,7 @@ class Prepared:
 
         if key in seen:
             return False
-        for binding, frame in self._values.get(key, []) or self._attr_values(key):  # `self.optimizer` too
+        for binding, frame in self.bindings_of(key):  # `self.optimizer` too
             if prepares(binding.value):
                 return True
             if isinstance(binding.value, cst.Call) and any(
